@@ -1,0 +1,1 @@
+//! Typed contracts and the runtime loop (router, planner, coder, critic). Never imports `lsp`.

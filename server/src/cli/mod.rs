@@ -1,0 +1,124 @@
+//! The command line: an adapter over the same core as the language server.
+//! Each subcommand lives in its own file with its `Args`.
+//!
+//! stdout carries results (and, for `lsp`, the protocol); logs go to stderr.
+
+mod chat;
+mod config_cmd;
+mod doctor;
+mod events;
+mod index;
+mod lsp;
+mod memory;
+mod permissions;
+mod test_cmd;
+
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// tinycoder: a local coding agent in your editor.
+#[derive(Debug, Parser)]
+#[command(name = "tinycoder", version, about)]
+pub struct Cli {
+    /// Workspace root (default: the current directory).
+    #[arg(long, global = true)]
+    pub workspace: Option<PathBuf>,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the language server over stdio.
+    Lsp(lsp::Args),
+    /// Stream a chat reply from the coder model.
+    Chat(chat::Args),
+    /// Print the effective configuration and where each value came from.
+    Config(config_cmd::Args),
+    /// Check the backend, models, storage and sandbox; print each problem with its fix.
+    Doctor(doctor::Args),
+    /// Index the workspace.
+    Index(index::IndexArgs),
+    /// Search the workspace index.
+    Search(index::SearchArgs),
+    /// Print the context assembled for a location and its budget breakdown.
+    Context(index::ContextArgs),
+    /// Run the project's tests in the sandbox and print structured failures.
+    Test(test_cmd::Args),
+    /// Check, list or reset shell-command permission decisions.
+    Permissions(permissions::Args),
+    /// List a task's events.
+    Events(events::EventsArgs),
+    /// Rebuild a task's state from its events and show it step by step.
+    Replay(events::ReplayArgs),
+    /// Search, list or delete long-term memory.
+    Memory(memory::Args),
+}
+
+/// Shared start-up for subcommands: workspace root, configuration, prompts.
+pub struct CliContext {
+    pub workspace: PathBuf,
+    pub loaded: crate::config::LoadedConfig,
+}
+
+impl CliContext {
+    /// Loads configuration for the workspace (errors name the file and key).
+    pub fn load(workspace: Option<PathBuf>) -> anyhow::Result<Self> {
+        let workspace = match workspace {
+            Some(w) => w,
+            None => std::env::current_dir()?,
+        };
+        let inputs = crate::config::ConfigInputs::from_environment(Some(workspace.clone()));
+        let loaded = crate::config::LoadedConfig::load(&inputs)?;
+        Ok(Self { workspace, loaded })
+    }
+
+    /// Per-workspace cache and data directories.
+    pub fn paths(&self) -> crate::paths::WorkspacePaths {
+        crate::paths::WorkspacePaths::new(&self.workspace, &self.loaded.config.store.dir)
+    }
+}
+
+fn init_logging(default_level: &str) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_level));
+    let _ = tracing_subscriber::fmt().with_writer(std::io::stderr).with_env_filter(filter).with_target(false).try_init();
+}
+
+/// Entry point of the binary.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_logging("warn");
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let workspace = cli.workspace.clone();
+    let result = runtime.block_on(async move {
+        match cli.command {
+            Command::Lsp(a) => lsp::run(a, workspace).await,
+            Command::Chat(a) => chat::run(a, workspace).await,
+            Command::Config(a) => config_cmd::run(a, workspace).await,
+            Command::Doctor(a) => doctor::run(a, workspace).await,
+            Command::Index(a) => index::run_index(a, workspace).await,
+            Command::Search(a) => index::run_search(a, workspace).await,
+            Command::Context(a) => index::run_context(a, workspace).await,
+            Command::Test(a) => test_cmd::run(a, workspace).await,
+            Command::Permissions(a) => permissions::run(a, workspace).await,
+            Command::Events(a) => events::run_events(a, workspace).await,
+            Command::Replay(a) => events::run_replay(a, workspace).await,
+            Command::Memory(a) => memory::run(a, workspace).await,
+        }
+    });
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}

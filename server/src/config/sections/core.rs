@@ -1,0 +1,239 @@
+//! Backend, models per role, token budget, runtime limits, logging, prompts.
+
+use super::Invalid;
+use serde::{Deserialize, Serialize};
+
+/// Which wire protocol the model server speaks.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum BackendKind {
+    Ollama,
+    Openai,
+}
+
+/// `[backend]`: where the model server is and how long to wait for it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct BackendConfig {
+    pub kind: BackendKind,
+    pub url: String,
+    pub api_key_env: String,
+    pub connect_timeout_ms: u64,
+    pub first_token_timeout_ms: u64,
+    pub idle_timeout_ms: u64,
+    pub request_timeout_ms: u64,
+    pub max_loaded_models: u32,
+}
+
+impl BackendConfig {
+    pub(super) fn validate(&self) -> Result<(), Invalid> {
+        if !(self.url.starts_with("http://") || self.url.starts_with("https://")) {
+            return Err(Invalid::new("backend.url", &self.url, "an http:// or https:// URL"));
+        }
+        for (key, v) in [
+            ("backend.connect_timeout_ms", self.connect_timeout_ms),
+            ("backend.first_token_timeout_ms", self.first_token_timeout_ms),
+            ("backend.idle_timeout_ms", self.idle_timeout_ms),
+            ("backend.request_timeout_ms", self.request_timeout_ms),
+        ] {
+            if v == 0 {
+                return Err(Invalid::new(key, v, "a positive number of milliseconds"));
+            }
+        }
+        if self.max_loaded_models == 0 {
+            return Err(Invalid::new("backend.max_loaded_models", 0, "at least 1"));
+        }
+        Ok(())
+    }
+}
+
+/// The four model roles of the agent.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[serde(rename_all = "lowercase")]
+pub enum ModelRole {
+    Planner,
+    Coder,
+    Critic,
+    Summarizer,
+}
+
+impl ModelRole {
+    pub const ALL: [ModelRole; 4] = [Self::Planner, Self::Coder, Self::Critic, Self::Summarizer];
+
+    /// The role's name as used in config keys.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Planner => "planner",
+            Self::Coder => "coder",
+            Self::Critic => "critic",
+            Self::Summarizer => "summarizer",
+        }
+    }
+}
+
+impl std::fmt::Display for ModelRole {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// `[models.*]`: one model per role.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ModelsConfig {
+    pub planner: ModelConfig,
+    pub coder: ModelConfig,
+    pub critic: ModelConfig,
+    pub summarizer: ModelConfig,
+}
+
+impl ModelsConfig {
+    /// The model settings of `role`.
+    pub fn get(&self, role: ModelRole) -> &ModelConfig {
+        match role {
+            ModelRole::Planner => &self.planner,
+            ModelRole::Coder => &self.coder,
+            ModelRole::Critic => &self.critic,
+            ModelRole::Summarizer => &self.summarizer,
+        }
+    }
+}
+
+/// The settings of one role's model.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ModelConfig {
+    pub name: String,
+    pub num_ctx: u32,
+    pub temperature: f32,
+    pub seed: i64,
+    pub keep_alive: String,
+    pub max_output_tokens: u32,
+}
+
+impl ModelConfig {
+    pub(super) fn validate(&self, role: ModelRole, budget: &BudgetConfig) -> Result<(), Invalid> {
+        let key = |k: &str| format!("models.{role}.{k}");
+        if self.name.trim().is_empty() {
+            return Err(Invalid::new(&key("name"), "\"\"", "a model name, e.g. \"qwen2.5-coder:1.5b\""));
+        }
+        if self.num_ctx < 512 {
+            return Err(Invalid::new(&key("num_ctx"), self.num_ctx, "a context window of at least 512 tokens"));
+        }
+        if !(0.0..=2.0).contains(&self.temperature) {
+            return Err(Invalid::new(&key("temperature"), self.temperature, "a number from 0 to 2"));
+        }
+        if self.max_output_tokens == 0 || self.max_output_tokens >= self.num_ctx {
+            return Err(Invalid::new(
+                &key("max_output_tokens"),
+                self.max_output_tokens,
+                &format!("between 1 and num_ctx ({})", self.num_ctx),
+            ));
+        }
+        if budget.reserved_output_tokens + budget.safety_margin_tokens >= self.num_ctx {
+            return Err(Invalid::new(
+                &key("num_ctx"),
+                self.num_ctx,
+                &format!(
+                    "more than budget.reserved_output_tokens + budget.safety_margin_tokens ({})",
+                    budget.reserved_output_tokens + budget.safety_margin_tokens
+                ),
+            ));
+        }
+        parse_keep_alive(&self.keep_alive).map_err(|e| Invalid::new(&key("keep_alive"), &self.keep_alive, &e))?;
+        Ok(())
+    }
+}
+
+/// Parses an Ollama keep_alive ("5m", "30s", "1h", "0", "-1") into seconds (-1 = forever).
+pub fn parse_keep_alive(s: &str) -> Result<i64, String> {
+    const EXPECTED: &str = "a duration like \"30s\", \"5m\", \"1h\", \"0\" (unload at once) or \"-1\" (keep forever)";
+    let s = s.trim();
+    if let Ok(n) = s.parse::<i64>() {
+        return if n >= -1 { Ok(n) } else { Err(EXPECTED.into()) };
+    }
+    let (num, unit) = s.split_at(s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len()));
+    let n: i64 = num.parse().map_err(|_| EXPECTED.to_string())?;
+    match unit {
+        "s" => Ok(n),
+        "m" => Ok(n * 60),
+        "h" => Ok(n * 3600),
+        _ => Err(EXPECTED.into()),
+    }
+}
+
+/// `[budget]`: how a model's context window is shared out.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct BudgetConfig {
+    pub reserved_output_tokens: u32,
+    pub system_tokens_max: u32,
+    pub memory_entries: u32,
+    pub memory_tokens_max: u32,
+    pub repo_map_tokens: u32,
+    pub chars_per_token: f32,
+    pub safety_margin_tokens: u32,
+    pub large_file_lines: u32,
+}
+
+impl BudgetConfig {
+    pub(super) fn validate(&self) -> Result<(), Invalid> {
+        if !(1.0..=8.0).contains(&self.chars_per_token) {
+            return Err(Invalid::new(
+                "budget.chars_per_token",
+                self.chars_per_token,
+                "a number from 1 to 8 (lower over-counts, which is the safe side)",
+            ));
+        }
+        if self.reserved_output_tokens == 0 {
+            return Err(Invalid::new("budget.reserved_output_tokens", 0, "at least 1 token"));
+        }
+        Ok(())
+    }
+}
+
+/// `[runtime]`: limits of the agent loop.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RuntimeConfig {
+    pub max_retries: u32,
+    pub max_replans: u32,
+    pub step_timeout_s: u64,
+    pub task_timeout_s: u64,
+    pub max_steps: u32,
+    pub parallel_edits: u32,
+    pub structured_output_retries: u32,
+}
+
+impl RuntimeConfig {
+    pub(super) fn validate(&self) -> Result<(), Invalid> {
+        if self.max_steps == 0 {
+            return Err(Invalid::new("runtime.max_steps", 0, "at least 1"));
+        }
+        if self.parallel_edits == 0 {
+            return Err(Invalid::new("runtime.parallel_edits", 0, "at least 1"));
+        }
+        if self.step_timeout_s == 0 || self.task_timeout_s < self.step_timeout_s {
+            return Err(Invalid::new(
+                "runtime.task_timeout_s",
+                self.task_timeout_s,
+                "a positive number of seconds, at least runtime.step_timeout_s",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// `[log]`: stderr logging.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct LogConfig {
+    pub level: String,
+}
+
+/// `[prompts]`: where prompt templates come from.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct PromptsConfig {
+    pub dir: String,
+}

@@ -1,0 +1,1 @@
+//! Context builder and token budget (`can_fit`), drop order, per-file line index.

@@ -1,0 +1,1 @@
+//! Parsing model output into edits, applying them with tolerant matching, diffs.

@@ -1,0 +1,1 @@
+//! Workspace walk, chunking, tantivy index with a code tokenizer, incremental updates, repo map.

@@ -1,0 +1,1 @@
+//! Long-term memory: retrieval and the write policy engine.

@@ -1,0 +1,1 @@
+//! Shadow workspace, process runner with limits, test detection and failure parsing, shell tool, permission policy.

@@ -1,0 +1,1 @@
+//! SQLite (WAL, migrations): events, tasks and checkpoints, sessions, memory, permission decisions.

@@ -1,0 +1,1 @@
+//! tree-sitter languages (a registry), parsing, symbols, syntax check of a candidate file.
