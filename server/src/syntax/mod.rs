@@ -1,1 +1,13 @@
-//! tree-sitter languages (a registry), parsing, symbols, syntax check of a candidate file.
+//! tree-sitter languages (a registry: one file per language in `lang/`),
+//! parsing, symbol extraction, and the syntax check of a candidate file.
+//!
+//! Architecture invariant: positions here are tree-sitter bytes and points
+//! (row, byte column); conversion to LSP units happens in `text`/`lsp`.
+
+mod lang;
+mod parse;
+mod symbols;
+
+pub use lang::{language_by_name, language_for_path, LanguageSpec, LANGUAGES};
+pub use parse::{parse, syntax_errors, SyntaxError, SyntaxParser};
+pub use symbols::{extract_symbols, Symbol, SymbolKind};
