@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs what tinycoder's build and tests need on a fresh Debian machine
+# (idempotent, quick when everything is there): Debian packages, pytest, and the
+# model test bed's servers and models (scripts/testbed.sh does the heavy part).
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+log() { printf '[setup %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+
+need=()
+for p in curl git neovim python3-venv nlohmann-json3-dev libstb-dev build-essential cmake; do
+  dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
+done
+if ((${#need[@]})); then
+  log "installing Debian packages: ${need[*]}"
+  SUDO=; [ "$(id -u)" = 0 ] || SUDO=sudo
+  $SUDO apt-get update -qq >/dev/null
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+# The sandbox's Python fixtures run pytest with the machine's python3.
+python3 -c 'import pytest' 2>/dev/null || { log "installing pytest"; python3 -m pip install -q pytest; }
+command -v cargo >/dev/null || { log "ERROR: cargo not found; install Rust (https://rustup.rs)"; exit 1; }

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Runs every test of tinycoder against real parts: installs what is missing,
+# starts the model test bed (Ollama + llama-server with two small real models),
+# runs `cargo test --release` (so the LSP tests drive the release binary), and
+# stops the servers it started. Build artefacts are cached in
+# ~/.cache/tinycoder/cargo-target so a fresh clone builds only tinycoder itself.
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+log() { printf '[test %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+t0=$SECONDS
+
+scripts/setup.sh
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/tinycoder/cargo-target}
+export CARGO_TERM_COLOR=never
+
+started_testbed=0
+if ! scripts/testbed.sh status | grep -q "ollama: up" || ! scripts/testbed.sh status | grep -q "llama-server: up"; then
+  started_testbed=1
+fi
+cleanup() { if [ "$started_testbed" = 1 ]; then scripts/testbed.sh down || true; fi; }
+trap cleanup EXIT
+
+# Build tinycoder while the test bed builds/starts: the two overlap their waits.
+log "building tests (release) into $CARGO_TARGET_DIR"
+cargo test --release --workspace --no-run 2>&1 | tail -n 3 &
+build_pid=$!
+eval "$(scripts/testbed.sh up)"
+wait "$build_pid" || { log "ERROR: the build failed"; exit 1; }
+log "setup done in $((SECONDS - t0)) s; running tests"
+
+# Tests that need a model server fail (never skip) when it is down.
+export TINYCODER_REQUIRE_TESTBED=1
+cargo test --release --workspace "$@"
+log "all tests done in $((SECONDS - t0)) s"
