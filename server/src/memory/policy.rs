@@ -116,14 +116,14 @@ mod tests {
         use MemorySource::*;
         // (name, critic, kind, source, runtime weight, duplicate, safety, expected)
         let table: Vec<(&str, Option<&CriticScore>, MemoryKind, MemorySource, f32, Option<&DuplicateMatch>, SafetySignals, &str)> = vec![
-            ("good fix stored with blended weight", Some(&good), ErrorFix, Tool, 1.0, None, none, "store_with_weight 0.825"),
+            ("good fix stored with blended weight", Some(&good), ErrorFix, Tool, 1.0, None, none, "store_with_weight 0.855"),
             ("weak result skipped", Some(&weak), Fact, Tool, 0.2, None, none, "skip weight"),
             ("unsafe by critic skipped", Some(&unsafe_), Fact, Tool, 1.0, None, none, "skip safety"),
             ("secret never stored, even from the user", Some(&good), UserPreference, User, 1.0, None, secret, "skip secret"),
             ("critic declines", Some(&declined), Decision, Critic, 1.0, None, none, "skip advised"),
             ("user overrides a declining critic, floor weight", Some(&declined), UserPreference, User, 0.0, None, none, "store_with_weight 0.8"),
-            ("near duplicate merged, weights combined", Some(&good), ErrorFix, Tool, 1.0, Some(&dup_close), none, "merge m1 0.9125"),
-            ("distant duplicate stored separately", Some(&good), ErrorFix, Tool, 1.0, Some(&dup_far), none, "store_with_weight 0.825"),
+            ("near duplicate merged, weights combined", Some(&good), ErrorFix, Tool, 1.0, Some(&dup_close), none, "merge m1 0.9275"),
+            ("distant duplicate stored separately", Some(&good), ErrorFix, Tool, 1.0, Some(&dup_far), none, "store_with_weight 0.855"),
             ("critic down, fallback skip", None, Fact, Tool, 0.9, None, none, "skip unavailable"),
             ("critic down, user statement stored", None, UserPreference, User, 0.9, None, none, "store"),
             ("critic down, user below floor raised", None, UserPreference, User, 0.1, None, none, "store_with_weight 0.8"),
