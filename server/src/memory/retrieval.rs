@@ -1,9 +1,10 @@
 //! Retrieval: BM25 over FTS5, blended with the item's weight, its recency
 //! and, when `memory.embedding_model` is set, cosine similarity of embeddings.
 //!
-//! score = text_weight · bm25_norm + semantic_weight · max(cos, 0)
+//! score = text_weight · bm25 / (bm25 + text_half_score) + semantic_weight · max(cos, 0)
 //!       + item_weight · weight + recency_weight · 0.5^(age_days / half_life)
-//! where bm25_norm is the item's BM25 divided by the best BM25 among the candidates (0..1).
+//! The text term saturates instead of being normalised to the best candidate,
+//! so a match on a couple of common words ("a", "with") stays small.
 
 use super::store::{filter_sql, fts_any_query, item_from_row, ITEM_COLUMNS};
 use super::{MemoryFilter, MemoryStore};
@@ -31,7 +32,7 @@ pub enum RetrievalError {
 pub struct ScoredMemory {
     pub entry: MemoryEntry,
     pub score: f32,
-    /// BM25 normalised over the candidates (0 when it matched only semantically).
+    /// BM25 saturated to 0..1 (0 when it matched only semantically).
     pub text_score: f32,
     /// Cosine similarity (0 without embeddings).
     pub semantic_score: f32,
@@ -178,11 +179,10 @@ impl MemoryRetriever {
 
     fn rank(&self, candidates: Vec<Candidate>, now: i64, limit: usize) -> Vec<ScoredMemory> {
         let cfg = &self.config;
-        let best = candidates.iter().map(|c| c.bm25).fold(0.0f32, f32::max);
         let mut scored: Vec<ScoredMemory> = candidates
             .into_iter()
             .map(|c| {
-                let text_score = if best > 0.0 { c.bm25 / best } else { 0.0 };
+                let text_score = c.bm25 / (c.bm25 + cfg.text_half_score);
                 let semantic_score = c.cosine.max(0.0);
                 let age_days = ((now - c.updated_ms).max(0) as f32) / 86_400_000.0;
                 let recency = 0.5f32.powf(age_days / cfg.recency_half_life_days);

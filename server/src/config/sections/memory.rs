@@ -18,6 +18,8 @@ pub struct MemoryConfig {
     pub item_weight: f32,
     /// Retrieval: weight of the recency term.
     pub recency_weight: f32,
+    /// Retrieval: BM25 score at which the text term is half its weight.
+    pub text_half_score: f32,
     /// Retrieval: age in days at which recency halves.
     pub recency_half_life_days: f32,
     /// Retrieval: full-text candidates scored per search.
@@ -68,6 +70,9 @@ impl MemoryConfig {
         }
         if self.recency_half_life_days <= 0.0 || !self.recency_half_life_days.is_finite() {
             return Err(Invalid::new("memory.recency_half_life_days", self.recency_half_life_days, "a positive number of days"));
+        }
+        if self.text_half_score <= 0.0 || !self.text_half_score.is_finite() {
+            return Err(Invalid::new("memory.text_half_score", self.text_half_score, "a positive number"));
         }
         if self.candidates == 0 {
             return Err(Invalid::new("memory.candidates", 0, "at least 1"));
