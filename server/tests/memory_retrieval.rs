@@ -47,7 +47,10 @@ async fn seeded() -> (tempfile::TempDir, MemoryStore, String) {
         memory.insert(item(text, MemoryKind::ErrorFix, 0.7)).await.expect("insert");
     }
     let target = memory.insert(item(TYPE_ERROR, MemoryKind::ErrorFix, 0.7)).await.expect("insert").id;
-    memory.insert(item("Decision: tests run with pytest -q from the repository root", MemoryKind::Decision, 0.9)).await.expect("insert");
+    memory
+        .insert(item("Decision: tests run with pytest -q from the repository root", MemoryKind::Decision, 0.9))
+        .await
+        .expect("insert");
     (dir, memory, target)
 }
 
@@ -59,7 +62,10 @@ async fn a_past_error_is_found_for_a_new_error_worded_differently() {
     assert_eq!(found.first().map(|f| f.entry.id.as_str()), Some(target.as_str()), "{found:#?}");
     assert!(found[0].entry.text.contains("Fix:"), "the fix comes with the error");
     // The seed's example: the same error, said another way.
-    let found = retriever.search("Object of type 'list' doesn't have 'append' method", MemoryFilter::default(), 3).await.expect("search");
+    let found = retriever
+        .search("Object of type 'list' doesn't have 'append' method", MemoryFilter::default(), 3)
+        .await
+        .expect("search");
     assert!(found[0].entry.text.starts_with("AttributeError"), "{found:#?}");
     // Nothing related: nothing to show, and no error.
     assert!(retriever.search("!!! ???", MemoryFilter::default(), 3).await.expect("search").is_empty());
@@ -77,8 +83,14 @@ async fn low_weight_items_never_reach_the_context_and_weight_ranks() {
     assert!(!context.is_empty());
     assert!(context.iter().all(|s| s.entry.id != target && s.entry.weight >= cfg.min_weight_for_context));
     // Two equally relevant items: the heavier one first.
-    let light = memory.insert(item("prefer tabs for indentation in Makefiles", MemoryKind::UserPreference, 0.4)).await.expect("insert");
-    let heavy = memory.insert(item("prefer tabs for indentation in Makefiles", MemoryKind::UserPreference, 0.95)).await.expect("insert");
+    let light = memory
+        .insert(item("prefer tabs for indentation in Makefiles", MemoryKind::UserPreference, 0.4))
+        .await
+        .expect("insert");
+    let heavy = memory
+        .insert(item("prefer tabs for indentation in Makefiles", MemoryKind::UserPreference, 0.95))
+        .await
+        .expect("insert");
     let found = retriever.search("tabs indentation", MemoryFilter::default(), 2).await.expect("search");
     assert_eq!(found.iter().map(|f| f.entry.id.clone()).collect::<Vec<_>>(), vec![heavy.id, light.id]);
 }
@@ -115,7 +127,10 @@ async fn crud_and_filters() {
     assert_eq!(memory.get(&b.id).await.expect("get").map(|e| e.metadata), Some(json!({"file": "src/parse.py"})));
     assert!(memory.delete(&b.id).await.expect("delete"));
     assert!(!memory.delete(&b.id).await.expect("delete again"));
-    assert!(retriever.search("parser", MemoryFilter::default(), 5).await.expect("search").is_empty(), "index entry gone too");
+    assert!(
+        retriever.search("parser", MemoryFilter::default(), 5).await.expect("search").is_empty(),
+        "index entry gone too"
+    );
 }
 
 #[tokio::test]
@@ -123,7 +138,14 @@ async fn near_duplicates_are_merged_not_stacked() {
     let dir = tempfile::tempdir().expect("tempdir");
     let memory = MemoryStore::new(Store::open(&dir.path().join("db.sqlite3"), StoreSettings::default()).expect("open"));
     let cfg = config();
-    let critic = CriticScore { correctness: 0.9, usefulness: 0.9, safety: 1.0, memory_store: true, weight: 0.8, explanation: "useful".into() };
+    let critic = CriticScore {
+        correctness: 0.9,
+        usefulness: 0.9,
+        safety: 1.0,
+        memory_store: true,
+        weight: 0.8,
+        explanation: "useful".into(),
+    };
     let texts = [
         "Fact: the test command is pytest -q tests/",
         "Fact: the test command is pytest -q tests/ now",
@@ -242,7 +264,10 @@ async fn embeddings_blend_in_and_reindex_when_the_model_changes() {
     let found = retriever.search("can't add int and str", MemoryFilter::default(), 1).await.expect("degraded search");
     assert_eq!(found.first().map(|f| f.entry.id.as_str()), Some(target.as_str()));
     assert_eq!(retriever.reindex().await.expect("nothing to embed"), 0);
-    let fresh = memory.insert(item("RecursionError: maximum recursion depth exceeded", MemoryKind::ErrorFix, 0.8)).await.expect("insert");
+    let fresh = memory
+        .insert(item("RecursionError: maximum recursion depth exceeded", MemoryKind::ErrorFix, 0.8))
+        .await
+        .expect("insert");
     let err = retriever.reindex().await.expect_err("reindex reports the failure");
     assert!(err.to_string().contains("wide"), "{err}");
     let entry = memory.get(&fresh.id).await.expect("get").expect("entry");

@@ -90,9 +90,13 @@ async fn a_second_reader_never_sees_a_half_written_task() {
                             (SELECT COUNT(*) FROM events e WHERE e.task_id = t.task_id AND e.type = 'task_received')
                      FROM tasks t",
                 )?;
-                let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?.collect::<Result<Vec<_>, _>>()?;
-                let orphans: i64 =
-                    tx.query_row("SELECT COUNT(*) FROM events WHERE task_id NOT IN (SELECT task_id FROM tasks)", [], |r| r.get(0))?;
+                let rows =
+                    stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?.collect::<Result<Vec<_>, _>>()?;
+                let orphans: i64 = tx.query_row(
+                    "SELECT COUNT(*) FROM events WHERE task_id NOT IN (SELECT task_id FROM tasks)",
+                    [],
+                    |r| r.get(0),
+                )?;
                 assert_eq!(orphans, 0, "an event without its task row");
                 Ok(rows)
             })
@@ -116,7 +120,9 @@ async fn a_full_disk_gives_a_clear_error_and_corrupts_nothing() {
     let bus = EventBus::new(store.clone());
     task(&bus, "t").await;
     for i in 0..20 {
-        bus.append("t", EventType::ToolCompleted, json!({"i": i, "text": "x".repeat(200)}), None).await.expect("append");
+        bus.append("t", EventType::ToolCompleted, json!({"i": i, "text": "x".repeat(200)}), None)
+            .await
+            .expect("append");
     }
     // Cap the file a few pages above its size: SQLite then reports SQLITE_FULL like a full disk.
     store
@@ -168,7 +174,11 @@ async fn subscribers_dedup_and_late_ones_catch_up() {
     // At-least-once: the last event arrives first (a late subscriber), then everything again.
     let last = seen.last().cloned().expect("last");
     let delivered = sub.deliver(&bus, last).await.expect("deliver");
-    assert_eq!(delivered.iter().map(|e| e.sequence).collect::<Vec<_>>(), vec![1, 2, 3, 4, 5], "caught up from the store");
+    assert_eq!(
+        delivered.iter().map(|e| e.sequence).collect::<Vec<_>>(),
+        vec![1, 2, 3, 4, 5],
+        "caught up from the store"
+    );
     for e in seen.iter().cloned() {
         assert!(sub.deliver(&bus, e).await.expect("deliver").is_empty(), "repeats dropped");
     }
@@ -182,9 +192,13 @@ async fn unfinished_tasks_resume_or_fail_with_a_reason() {
     let dir = tempfile::tempdir().expect("tempdir");
     let bus = EventBus::new(open(dir.path()));
     task(&bus, "with-checkpoint").await;
-    bus.checkpoint("with-checkpoint", vec![NewEvent::new(EventType::StepStarted, json!({"step_id": "step-1"}))], draft(TaskStatus::ExecutingStep, 1))
-        .await
-        .expect("checkpoint");
+    bus.checkpoint(
+        "with-checkpoint",
+        vec![NewEvent::new(EventType::StepStarted, json!({"step_id": "step-1"}))],
+        draft(TaskStatus::ExecutingStep, 1),
+    )
+    .await
+    .expect("checkpoint");
     task(&bus, "without").await;
     bus.append("without", EventType::ContextBuilt, json!({}), None).await.expect("append");
     task(&bus, "done").await;
@@ -199,7 +213,10 @@ async fn unfinished_tasks_resume_or_fail_with_a_reason() {
     let resumable = &outcome.to_resume[0];
     assert_eq!(resumable.task.task_id, "with-checkpoint");
     let cp = resumable.checkpoint.as_ref().expect("checkpoint");
-    assert_eq!((cp.status, cp.active_step_id.as_deref(), cp.plan_snapshot["next_step"].as_u64()), (TaskStatus::ExecutingStep, Some("step-1"), Some(2)));
+    assert_eq!(
+        (cp.status, cp.active_step_id.as_deref(), cp.plan_snapshot["next_step"].as_u64()),
+        (TaskStatus::ExecutingStep, Some("step-1"), Some(2))
+    );
     assert_eq!(cp.last_sequence, 3, "covers its own checkpoint_saved event");
     assert_eq!(outcome.failed.len(), 1);
     assert_eq!(outcome.failed[0].0, "without");
@@ -217,8 +234,9 @@ async fn unfinished_tasks_resume_or_fail_with_a_reason() {
 #[tokio::test]
 async fn periodic_checkpoints_and_retention() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let store = Store::open(&dir.path().join("db.sqlite3"), StoreSettings { checkpoint_every_events: 5, ..Default::default() })
-        .expect("open");
+    let store =
+        Store::open(&dir.path().join("db.sqlite3"), StoreSettings { checkpoint_every_events: 5, ..Default::default() })
+            .expect("open");
     let bus = EventBus::new(store.clone());
     task(&bus, "old").await;
     task(&bus, "running").await;
@@ -229,8 +247,10 @@ async fn periodic_checkpoints_and_retention() {
         }
         bus.append("running", EventType::LlmCalled, json!({"i": i}), None).await.expect("append");
     }
-    let checkpoints: i64 =
-        store.call(|c| Ok(c.query_row("SELECT COUNT(*) FROM checkpoints WHERE task_id = 'old'", [], |r| r.get(0))?)).await.expect("count");
+    let checkpoints: i64 = store
+        .call(|c| Ok(c.query_row("SELECT COUNT(*) FROM checkpoints WHERE task_id = 'old'", [], |r| r.get(0))?))
+        .await
+        .expect("count");
     assert!(checkpoints >= 5, "periodic checkpoints every 5 events ({checkpoints})");
     bus.append("old", EventType::TaskCompleted, json!({}), None).await.expect("complete");
     let policy = RetentionPolicy { max_age_days: 0, max_events_per_task: 10, max_checkpoints_per_task: 1 };
@@ -241,9 +261,15 @@ async fn periodic_checkpoints_and_retention() {
     assert_eq!(left.last().map(|e| e.event_type), Some(EventType::TaskCompleted));
     assert_eq!(bus.catch_up("running", 0).await.expect("events").len(), 31, "unfinished tasks keep everything");
     // Age: events of a finished task older than the limit go.
-    store.call(|c| Ok(c.execute("UPDATE events SET ts_ms = ts_ms - 40 * 86400000 WHERE task_id = 'old'", [])?)).await.expect("age");
+    store
+        .call(|c| Ok(c.execute("UPDATE events SET ts_ms = ts_ms - 40 * 86400000 WHERE task_id = 'old'", [])?))
+        .await
+        .expect("age");
     let policy = RetentionPolicy { max_age_days: 30, max_events_per_task: 0, max_checkpoints_per_task: 0 };
     bus.prune(policy).await.expect("prune");
     assert!(bus.catch_up("old", 0).await.expect("events").is_empty());
-    assert_eq!(bus.last_checkpoint("old").await.expect("checkpoint").map(|c| c.status), Some(TaskStatus::ExecutingStep));
+    assert_eq!(
+        bus.last_checkpoint("old").await.expect("checkpoint").map(|c| c.status),
+        Some(TaskStatus::ExecutingStep)
+    );
 }

@@ -37,11 +37,28 @@ struct Incarnation {
     killed: bool,
 }
 
-fn run_child(data: &Path, workspace: &Path, task: &str, work: &Path, policy: &str, kill_after: Option<Duration>) -> Incarnation {
+fn run_child(
+    data: &Path,
+    workspace: &Path,
+    task: &str,
+    work: &Path,
+    policy: &str,
+    kill_after: Option<Duration>,
+) -> Incarnation {
     let mut child = Command::new(env!("CARGO_BIN_EXE_tinycoder"))
         .args(["--workspace"])
         .arg(workspace)
-        .args(["debug-task", "--task", task, "--steps", &STEPS.to_string(), "--step-delay-ms", "1", "--on-unfinished", policy])
+        .args([
+            "debug-task",
+            "--task",
+            task,
+            "--steps",
+            &STEPS.to_string(),
+            "--step-delay-ms",
+            "1",
+            "--on-unfinished",
+            policy,
+        ])
         .arg("--work-dir")
         .arg(work)
         .env("TINYCODER_DATA_DIR", data)
@@ -52,9 +69,8 @@ fn run_child(data: &Path, workspace: &Path, task: &str, work: &Path, policy: &st
         .spawn()
         .expect("spawn tinycoder debug-task");
     let stdout = child.stdout.take().expect("stdout");
-    let reader = std::thread::spawn(move || {
-        BufReader::new(stdout).lines().map_while(Result::ok).collect::<Vec<String>>()
-    });
+    let reader =
+        std::thread::spawn(move || BufReader::new(stdout).lines().map_while(Result::ok).collect::<Vec<String>>());
     let mut killed = false;
     if let Some(delay) = kill_after {
         let deadline = Instant::now() + delay;
@@ -136,8 +152,11 @@ fn sigkill_at_random_points_loses_and_duplicates_nothing() {
     }
 
     // Verify everything from the store, opened fresh after all the kills.
-    let store = Store::open(&data.join("workspaces").join(tinycoder::paths::workspace_key(&workspace)).join(DB_FILE_NAME), StoreSettings::default())
-        .expect("open after crashes");
+    let store = Store::open(
+        &data.join("workspaces").join(tinycoder::paths::workspace_key(&workspace)).join(DB_FILE_NAME),
+        StoreSettings::default(),
+    )
+    .expect("open after crashes");
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
     rt.block_on(async {
         store.integrity_check().await.expect("integrity_check ok");
@@ -152,7 +171,9 @@ fn sigkill_at_random_points_loses_and_duplicates_nothing() {
             ids.dedup();
             assert_eq!(ids.len(), events.len(), "task {task}: duplicate event ids");
             for (seq, ty) in reported {
-                let stored = events.get((*seq - 1) as usize).unwrap_or_else(|| panic!("task {task}: committed event {seq} lost"));
+                let stored = events
+                    .get((*seq - 1) as usize)
+                    .unwrap_or_else(|| panic!("task {task}: committed event {seq} lost"));
                 assert_eq!(stored.event_type.as_str(), ty, "task {task}: event {seq} changed type");
             }
             let record = bus.task(task).await.expect("task").expect("task exists");

@@ -71,7 +71,10 @@ pub async fn run_events(args: EventsArgs, workspace: Option<PathBuf>) -> anyhow:
     let ctx = CliContext::load(workspace)?;
     let bus = EventBus::new(open(&ctx).await?);
     if bus.task(&args.task).await?.is_none() {
-        anyhow::bail!("no task `{}` in this workspace's store (list tasks with the LSP command tinycoder.tasks)", args.task);
+        anyhow::bail!(
+            "no task `{}` in this workspace's store (list tasks with the LSP command tinycoder.tasks)",
+            args.task
+        );
     }
     let events = bus.catch_up(&args.task, 0).await?;
     let mut out = std::io::stdout().lock();
@@ -88,7 +91,8 @@ pub async fn run_events(args: EventsArgs, workspace: Option<PathBuf>) -> anyhow:
 pub async fn run_replay(args: ReplayArgs, workspace: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     let ctx = CliContext::load(workspace)?;
     let store = open(&ctx).await?;
-    let steps = crate::store::replay(&store, &args.task).await.with_context(|| format!("replaying task `{}`", args.task))?;
+    let steps =
+        crate::store::replay(&store, &args.task).await.with_context(|| format!("replaying task `{}`", args.task))?;
     let mut out = std::io::stdout().lock();
     for (event, state) in &steps {
         if args.json {
@@ -133,8 +137,12 @@ pub async fn run_debug_task(args: DebugTaskArgs, workspace: Option<PathBuf>) -> 
             report(last);
         }
     }
-    let runner =
-        StepTaskRunner::new(bus.clone(), &args.work_dir, args.steps, std::time::Duration::from_millis(args.step_delay_ms));
+    let runner = StepTaskRunner::new(
+        bus.clone(),
+        &args.work_dir,
+        args.steps,
+        std::time::Duration::from_millis(args.step_delay_ms),
+    );
     let mut committed = |e: &RuntimeEvent| report(e);
     let result = match bus.task(&args.task).await? {
         None => runner.run(&args.task, None, &mut committed).await?,

@@ -76,7 +76,13 @@ impl FilterArgs {
             ),
             None => None,
         };
-        Ok(MemoryFilter { kind, source, task_id: self.task.clone(), session_id: self.session.clone(), min_weight: None })
+        Ok(MemoryFilter {
+            kind,
+            source,
+            task_id: self.task.clone(),
+            session_id: self.session.clone(),
+            min_weight: None,
+        })
     }
 }
 

@@ -75,7 +75,10 @@ pub fn decide(input: &PolicyInput<'_>, cfg: &MemoryConfig) -> MemoryDecision {
         None => return skip("no critic score (critic unavailable) and memory.policy_critic_fallback is \"skip\""),
     };
     if weight < cfg.policy_min_store_weight {
-        return skip(format!("weight {weight:.2} is below memory.policy_min_store_weight {:.2}", cfg.policy_min_store_weight));
+        return skip(format!(
+            "weight {weight:.2} is below memory.policy_min_store_weight {:.2}",
+            cfg.policy_min_store_weight
+        ));
     }
     if let Some(dup) = input.duplicate {
         if dup.similarity >= cfg.policy_merge_similarity {
@@ -115,18 +118,82 @@ mod tests {
         use MemoryKind::*;
         use MemorySource::*;
         // (name, critic, kind, source, runtime weight, duplicate, safety, expected)
-        let table: Vec<(&str, Option<&CriticScore>, MemoryKind, MemorySource, f32, Option<&DuplicateMatch>, SafetySignals, &str)> = vec![
-            ("good fix stored with blended weight", Some(&good), ErrorFix, Tool, 1.0, None, none, "store_with_weight 0.855"),
+        type Row<'a> = (
+            &'a str,
+            Option<&'a CriticScore>,
+            MemoryKind,
+            MemorySource,
+            f32,
+            Option<&'a DuplicateMatch>,
+            SafetySignals,
+            &'a str,
+        );
+        let table: Vec<Row<'_>> = vec![
+            (
+                "good fix stored with blended weight",
+                Some(&good),
+                ErrorFix,
+                Tool,
+                1.0,
+                None,
+                none,
+                "store_with_weight 0.855",
+            ),
             ("weak result skipped", Some(&weak), Fact, Tool, 0.2, None, none, "skip weight"),
             ("unsafe by critic skipped", Some(&unsafe_), Fact, Tool, 1.0, None, none, "skip safety"),
-            ("secret never stored, even from the user", Some(&good), UserPreference, User, 1.0, None, secret, "skip secret"),
+            (
+                "secret never stored, even from the user",
+                Some(&good),
+                UserPreference,
+                User,
+                1.0,
+                None,
+                secret,
+                "skip secret",
+            ),
             ("critic declines", Some(&declined), Decision, Critic, 1.0, None, none, "skip advised"),
-            ("user overrides a declining critic, floor weight", Some(&declined), UserPreference, User, 0.0, None, none, "store_with_weight 0.8"),
-            ("near duplicate merged, weights combined", Some(&good), ErrorFix, Tool, 1.0, Some(&dup_close), none, "merge m1 0.9275"),
-            ("distant duplicate stored separately", Some(&good), ErrorFix, Tool, 1.0, Some(&dup_far), none, "store_with_weight 0.855"),
+            (
+                "user overrides a declining critic, floor weight",
+                Some(&declined),
+                UserPreference,
+                User,
+                0.0,
+                None,
+                none,
+                "store_with_weight 0.8",
+            ),
+            (
+                "near duplicate merged, weights combined",
+                Some(&good),
+                ErrorFix,
+                Tool,
+                1.0,
+                Some(&dup_close),
+                none,
+                "merge m1 0.9275",
+            ),
+            (
+                "distant duplicate stored separately",
+                Some(&good),
+                ErrorFix,
+                Tool,
+                1.0,
+                Some(&dup_far),
+                none,
+                "store_with_weight 0.855",
+            ),
             ("critic down, fallback skip", None, Fact, Tool, 0.9, None, none, "skip unavailable"),
             ("critic down, user statement stored", None, UserPreference, User, 0.9, None, none, "store"),
-            ("critic down, user below floor raised", None, UserPreference, User, 0.1, None, none, "store_with_weight 0.8"),
+            (
+                "critic down, user below floor raised",
+                None,
+                UserPreference,
+                User,
+                0.1,
+                None,
+                none,
+                "store_with_weight 0.8",
+            ),
         ];
         let config = cfg();
         for (name, critic, kind, source, runtime_weight, duplicate, safety, expected) in table {
@@ -134,12 +201,19 @@ mod tests {
             let got = decide(&input, &config);
             let shown = match &got {
                 MemoryDecision::Store => "store".to_string(),
-                MemoryDecision::StoreWithWeight { weight } => format!("store_with_weight {}", (weight * 10000.0).round() / 10000.0),
-                MemoryDecision::MergeWithExisting { id, new_weight } => format!("merge {id} {}", (new_weight * 10000.0).round() / 10000.0),
+                MemoryDecision::StoreWithWeight { weight } => {
+                    format!("store_with_weight {}", (weight * 10000.0).round() / 10000.0)
+                }
+                MemoryDecision::MergeWithExisting { id, new_weight } => {
+                    format!("merge {id} {}", (new_weight * 10000.0).round() / 10000.0)
+                }
                 MemoryDecision::Skip { reason } => format!("skip {reason}"),
             };
             if let Some(word) = expected.strip_prefix("skip ") {
-                assert!(shown.starts_with("skip") && shown.contains(word), "{name}: expected skip mentioning `{word}`, got {shown}");
+                assert!(
+                    shown.starts_with("skip") && shown.contains(word),
+                    "{name}: expected skip mentioning `{word}`, got {shown}"
+                );
             } else {
                 assert_eq!(shown, expected, "{name}");
             }

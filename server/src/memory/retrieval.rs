@@ -107,12 +107,20 @@ impl MemoryRetriever {
 
     /// The best `limit` items for `query` among those matching `filter`, best first.
     /// With embeddings configured and the model down, it degrades to text-only and logs why.
-    pub async fn search(&self, query: &str, filter: MemoryFilter, limit: usize) -> Result<Vec<ScoredMemory>, RetrievalError> {
+    pub async fn search(
+        &self,
+        query: &str,
+        filter: MemoryFilter,
+        limit: usize,
+    ) -> Result<Vec<ScoredMemory>, RetrievalError> {
         let query_vector = match self.embedding_model() {
             Some((model, client)) => match client.embed(model, &[query.to_string()]).await {
                 Ok(mut v) if v.len() == 1 => v.pop().map(|v| (model.to_string(), v)),
                 Ok(v) => {
-                    tracing::warn!("embedding model `{model}` returned {} vectors for 1 text; text-only search", v.len());
+                    tracing::warn!(
+                        "embedding model `{model}` returned {} vectors for 1 text; text-only search",
+                        v.len()
+                    );
                     None
                 }
                 Err(e) => {
@@ -165,10 +173,12 @@ impl MemoryRetriever {
                     }
                     semantic.sort_by(|a, b| b.0.total_cmp(&a.0));
                     for (cos, entry, updated_ms) in semantic.into_iter().take(n as usize) {
-                        by_id
-                            .entry(entry.id.clone())
-                            .and_modify(|c| c.cosine = cos)
-                            .or_insert(Candidate { entry, updated_ms, bm25: 0.0, cosine: cos });
+                        by_id.entry(entry.id.clone()).and_modify(|c| c.cosine = cos).or_insert(Candidate {
+                            entry,
+                            updated_ms,
+                            bm25: 0.0,
+                            cosine: cos,
+                        });
                     }
                 }
                 Ok(by_id.into_values().collect::<Vec<_>>())

@@ -51,7 +51,10 @@ pub(crate) fn item_from_row(r: &Row<'_>) -> rusqlite::Result<Result<(MemoryEntry
     let source: String = r.get(3)?;
     let metadata: String = r.get(7)?;
     let (Some(kind), Some(source)) = (MemoryKind::parse(&kind), MemorySource::parse(&source)) else {
-        return Ok(Err(StoreError::InvalidData { what: "memory kind/source".into(), details: format!("{kind}/{source}") }));
+        return Ok(Err(StoreError::InvalidData {
+            what: "memory kind/source".into(),
+            details: format!("{kind}/{source}"),
+        }));
     };
     let metadata = match serde_json::from_str(&metadata) {
         Ok(m) => m,
@@ -208,7 +211,13 @@ impl MemoryStore {
 
     /// Merges a near-duplicate into `id`: new text (the fact, updated), new weight, metadata
     /// merged key by key; its vector is dropped (it no longer matches the text). False when missing.
-    pub async fn merge(&self, id: &str, text: &str, weight: f32, metadata: serde_json::Value) -> Result<bool, StoreError> {
+    pub async fn merge(
+        &self,
+        id: &str,
+        text: &str,
+        weight: f32,
+        metadata: serde_json::Value,
+    ) -> Result<bool, StoreError> {
         let (id, text) = (id.to_string(), text.to_string());
         self.store
             .call(move |c| {
@@ -272,7 +281,11 @@ impl MemoryStore {
     }
 
     /// The existing item of `kind` most similar to `text` (token overlap among full-text matches), if any.
-    pub async fn find_near_duplicate(&self, text: &str, kind: MemoryKind) -> Result<Option<DuplicateMatch>, StoreError> {
+    pub async fn find_near_duplicate(
+        &self,
+        text: &str,
+        kind: MemoryKind,
+    ) -> Result<Option<DuplicateMatch>, StoreError> {
         let Some(query) = fts_any_query(text) else { return Ok(None) };
         let text = text.to_string();
         self.store

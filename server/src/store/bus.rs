@@ -104,7 +104,8 @@ impl EventBus {
                 tasks::insert(&tx, &id, &new)?;
                 let payload = serde_json::json!({"input": new.input, "context": new.context});
                 let event = events::insert(&tx, &id, EventType::TaskReceived, &payload, None, None)?;
-                let record = tasks::get(&tx, &id)?.ok_or_else(|| StoreError::NotFound { what: format!("task {id}") })?;
+                let record =
+                    tasks::get(&tx, &id)?.ok_or_else(|| StoreError::NotFound { what: format!("task {id}") })?;
                 tx.commit()?;
                 Ok((record, event))
             })
@@ -196,8 +197,11 @@ impl EventBus {
                 if record.status.is_terminal() {
                     return Ok(Vec::new());
                 }
-                let out =
-                    append_in(&tx, &id, &[NewEvent::new(EventType::TaskFailed, serde_json::json!({"reason": reason}))])?;
+                let out = append_in(
+                    &tx,
+                    &id,
+                    &[NewEvent::new(EventType::TaskFailed, serde_json::json!({"reason": reason}))],
+                )?;
                 tx.commit()?;
                 Ok(out)
             })

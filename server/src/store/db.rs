@@ -178,7 +178,8 @@ impl Store {
                 std::fs::create_dir_all(dir).map_err(|source| StoreError::Dir { path: dir.to_path_buf(), source })?;
             }
         }
-        let mut conn = Connection::open(path).map_err(|source| StoreError::Open { path: path.to_path_buf(), source })?;
+        let mut conn =
+            Connection::open(path).map_err(|source| StoreError::Open { path: path.to_path_buf(), source })?;
         let integrity_checked = prepare(&mut conn, path, &settings)?;
         let (sender, receiver) = mpsc::channel::<Job>();
         let thread = std::thread::Builder::new()
@@ -362,7 +363,10 @@ mod tests {
         let store = Store::open(&path, StoreSettings::default()).expect("reopen");
         assert!(!store.integrity_checked());
         // Simulate a crash: the marker stays "0" as a killed process leaves it.
-        store.call(|c| Ok(c.execute("UPDATE meta SET value = '0' WHERE key = 'clean_shutdown'", [])?)).await.expect("mark");
+        store
+            .call(|c| Ok(c.execute("UPDATE meta SET value = '0' WHERE key = 'clean_shutdown'", [])?))
+            .await
+            .expect("mark");
         std::mem::forget(store);
         let store = Store::open(&path, StoreSettings::default()).expect("reopen after crash");
         assert!(store.integrity_checked());

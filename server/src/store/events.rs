@@ -19,14 +19,15 @@ pub(crate) fn insert(
     causation_id: Option<&str>,
     correlation_id: Option<&str>,
 ) -> Result<RuntimeEvent, StoreError> {
-    let session_id: Option<Option<String>> = conn
-        .query_row("SELECT session_id FROM tasks WHERE task_id = ?1", [task_id], |r| r.get(0))
-        .optional()?;
+    let session_id: Option<Option<String>> =
+        conn.query_row("SELECT session_id FROM tasks WHERE task_id = ?1", [task_id], |r| r.get(0)).optional()?;
     let Some(session_id) = session_id else {
         return Err(StoreError::NotFound { what: format!("task {task_id}") });
     };
     let sequence: i64 =
-        conn.query_row("SELECT COALESCE(MAX(sequence), 0) + 1 FROM events WHERE task_id = ?1", [task_id], |r| r.get(0))?;
+        conn.query_row("SELECT COALESCE(MAX(sequence), 0) + 1 FROM events WHERE task_id = ?1", [task_id], |r| {
+            r.get(0)
+        })?;
     let ts = now_ms();
     let event = RuntimeEvent {
         event_id: uuid::Uuid::new_v4().to_string(),
@@ -99,6 +100,7 @@ pub(crate) fn list(conn: &Connection, task_id: &str, after: u64) -> Result<Vec<R
 
 /// The highest sequence of `task_id` (0 when it has none).
 pub(crate) fn last_sequence(conn: &Connection, task_id: &str) -> Result<u64, StoreError> {
-    let n: i64 = conn.query_row("SELECT COALESCE(MAX(sequence), 0) FROM events WHERE task_id = ?1", [task_id], |r| r.get(0))?;
+    let n: i64 =
+        conn.query_row("SELECT COALESCE(MAX(sequence), 0) FROM events WHERE task_id = ?1", [task_id], |r| r.get(0))?;
     Ok(n.max(0) as u64)
 }

@@ -108,10 +108,9 @@ pub fn next_status(current: TaskStatus, event: &RuntimeEvent) -> TaskStatus {
         EventType::TaskReceived => TaskStatus::Received,
         EventType::ContextBuilt => TaskStatus::Orchestrating,
         EventType::PlanCreated => TaskStatus::Planning,
-        EventType::StepStarted
-        | EventType::ToolCalled
-        | EventType::CoderCalled
-        | EventType::PermissionResolved => TaskStatus::ExecutingStep,
+        EventType::StepStarted | EventType::ToolCalled | EventType::CoderCalled | EventType::PermissionResolved => {
+            TaskStatus::ExecutingStep
+        }
         EventType::CriticCalled => TaskStatus::CriticEvaluating,
         EventType::MemoryWriteSuggested | EventType::MemoryWriteDecided | EventType::MemoryWritten => {
             TaskStatus::StoringMemory
@@ -119,12 +118,9 @@ pub fn next_status(current: TaskStatus, event: &RuntimeEvent) -> TaskStatus {
         EventType::PermissionRequested => TaskStatus::AwaitingPermission,
         EventType::TaskCompleted => TaskStatus::Completed,
         EventType::TaskFailed => TaskStatus::Failed,
-        EventType::StatusChanged => event
-            .payload
-            .get("status")
-            .and_then(|s| s.as_str())
-            .and_then(TaskStatus::parse)
-            .unwrap_or(current),
+        EventType::StatusChanged => {
+            event.payload.get("status").and_then(|s| s.as_str()).and_then(TaskStatus::parse).unwrap_or(current)
+        }
         EventType::LlmCalled
         | EventType::LlmResultReceived
         | EventType::ToolCompleted

@@ -123,8 +123,11 @@ impl StepTaskRunner {
                 .bus
                 .checkpoint(
                     task_id,
-                    vec![NewEvent::new(EventType::ToolCompleted, json!({"step_id": step_id, "ok": true, "digest": new_digest}))
-                        .caused_by(&called)],
+                    vec![NewEvent::new(
+                        EventType::ToolCompleted,
+                        json!({"step_id": step_id, "ok": true, "digest": new_digest}),
+                    )
+                    .caused_by(&called)],
                     CheckpointDraft {
                         status: TaskStatus::ExecutingStep,
                         active_step_id: Some(step_id.clone()),

@@ -56,7 +56,8 @@ pub struct SessionStore {
     store: Store,
 }
 
-const SESSION_SELECT: &str = "SELECT s.session_id, s.title, s.summary, s.summarized_through, s.created_ms, s.updated_ms,
+const SESSION_SELECT: &str =
+    "SELECT s.session_id, s.title, s.summary, s.summarized_through, s.created_ms, s.updated_ms,
      (SELECT COALESCE(MAX(turn), 0) FROM messages m WHERE m.session_id = s.session_id) FROM sessions s";
 
 fn session_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Session> {
@@ -101,7 +102,9 @@ impl SessionStore {
     pub async fn get(&self, session_id: &str) -> Result<Option<Session>, StoreError> {
         let id = session_id.to_string();
         self.store
-            .call(move |c| Ok(c.query_row(&format!("{SESSION_SELECT} WHERE s.session_id = ?1"), [id], session_row).optional()?))
+            .call(move |c| {
+                Ok(c.query_row(&format!("{SESSION_SELECT} WHERE s.session_id = ?1"), [id], session_row).optional()?)
+            })
             .await
     }
 
@@ -124,12 +127,16 @@ impl SessionStore {
             .call(move |c| {
                 let tx = c.transaction()?;
                 let now = now_ms();
-                let updated = tx.execute("UPDATE sessions SET updated_ms = ?2 WHERE session_id = ?1", params![id, now])?;
+                let updated =
+                    tx.execute("UPDATE sessions SET updated_ms = ?2 WHERE session_id = ?1", params![id, now])?;
                 if updated == 0 {
                     return Err(StoreError::NotFound { what: format!("session {id}") });
                 }
-                let turn: i64 =
-                    tx.query_row("SELECT COALESCE(MAX(turn), 0) + 1 FROM messages WHERE session_id = ?1", [&id], |r| r.get(0))?;
+                let turn: i64 = tx.query_row(
+                    "SELECT COALESCE(MAX(turn), 0) + 1 FROM messages WHERE session_id = ?1",
+                    [&id],
+                    |r| r.get(0),
+                )?;
                 tx.execute(
                     "INSERT INTO messages (session_id, turn, role, content, ts_ms) VALUES (?1, ?2, ?3, ?4, ?5)",
                     params![id, turn, role_name(role), content, now],
@@ -154,7 +161,12 @@ impl SessionStore {
                 let mut out = Vec::new();
                 for r in rows {
                     let (turn, role, content, ms) = r?;
-                    out.push(Turn { turn: turn as u64, role: parse_role(&role)?, content, timestamp: format_rfc3339_ms(ms) });
+                    out.push(Turn {
+                        turn: turn as u64,
+                        role: parse_role(&role)?,
+                        content,
+                        timestamp: format_rfc3339_ms(ms),
+                    });
                 }
                 Ok(out)
             })

@@ -49,7 +49,7 @@ impl SummaryBudget {
             history_tokens: c.store.session_history_tokens as usize,
             keep_recent_turns: c.store.session_keep_recent_turns as usize,
             summary_tokens: c.store.session_summary_tokens as usize,
-            chars_per_token: c.budget.chars_per_token as f32,
+            chars_per_token: c.budget.chars_per_token,
         }
     }
 
@@ -79,7 +79,11 @@ impl SessionSummarizer {
     }
 
     /// Folds the older unsummarized turns into the summary when they exceed the budget.
-    pub async fn compress(&self, session_id: &str, cancel: CancellationToken) -> Result<SummaryOutcome, SummarizeError> {
+    pub async fn compress(
+        &self,
+        session_id: &str,
+        cancel: CancellationToken,
+    ) -> Result<SummaryOutcome, SummarizeError> {
         let session = self
             .sessions
             .get(session_id)
@@ -88,7 +92,13 @@ impl SessionSummarizer {
         let turns = self.sessions.turns(session_id, session.summarized_through).await?;
         let rendered: Vec<String> = turns
             .iter()
-            .map(|t| format!("{}: {}", serde_json::to_value(t.role).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default(), t.content))
+            .map(|t| {
+                format!(
+                    "{}: {}",
+                    serde_json::to_value(t.role).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default(),
+                    t.content
+                )
+            })
             .collect();
         let estimated_tokens = self.budget.estimate(&rendered.join("\n"));
         let foldable = turns.len().saturating_sub(self.budget.keep_recent_turns);
@@ -174,7 +184,9 @@ mod tests {
         let sessions = SessionStore::new(store);
         let s = sessions.create("chat").await.expect("create");
         let model = Arc::new(ScriptedModel {
-            replies: Mutex::new(vec![Ok("The user fixes total() which adds int and str; far too long a summary".into())]),
+            replies: Mutex::new(vec![Ok(
+                "The user fixes total() which adds int and str; far too long a summary".into()
+            )]),
             prompts: Mutex::new(Vec::new()),
         });
         let prompts = Arc::new(PromptLibrary::load(None).expect("prompts"));
@@ -185,15 +197,19 @@ mod tests {
         assert!(model.prompts.lock().expect("lock").is_empty(), "no model call within budget");
         for i in 0..5 {
             sessions
-                .append_turn(&s.session_id, crate::llm::ChatRole::User, &format!("turn {i}: total() fails with a TypeError"))
+                .append_turn(
+                    &s.session_id,
+                    crate::llm::ChatRole::User,
+                    &format!("turn {i}: total() fails with a TypeError"),
+                )
                 .await
                 .expect("turn");
         }
         let outcome = summarizer.compress(&s.session_id, CancellationToken::new()).await.expect("compress");
         assert_eq!(outcome, SummaryOutcome::Summarized { through: 4, summary_tokens: 10 });
-        let sent = model.prompts.lock().expect("lock");
-        assert_eq!(sent[0].role, ModelRole::Summarizer);
-        let prompt = &sent[0].messages[0].content;
+        let sent = model.prompts.lock().expect("lock").remove(0);
+        assert_eq!(sent.role, ModelRole::Summarizer);
+        let prompt = &sent.messages[0].content;
         assert!(prompt.contains("turn 2: total()") && !prompt.contains("turn 4:"), "recent turns stay out: {prompt}");
         let after = sessions.get(&s.session_id).await.expect("get").expect("session");
         assert_eq!(after.summarized_through, 4);
@@ -207,7 +223,10 @@ mod tests {
         let sessions = SessionStore::new(store);
         let s = sessions.create("chat").await.expect("create");
         for i in 0..6 {
-            sessions.append_turn(&s.session_id, crate::llm::ChatRole::Assistant, &format!("a long enough turn number {i}")).await.expect("turn");
+            sessions
+                .append_turn(&s.session_id, crate::llm::ChatRole::Assistant, &format!("a long enough turn number {i}"))
+                .await
+                .expect("turn");
         }
         let model = Arc::new(ScriptedModel {
             replies: Mutex::new(vec![Ok("   ".into()), Err(LlmError::Cancelled)]),

@@ -140,7 +140,8 @@ pub(crate) fn insert_checkpoint(
     last_sequence: u64,
 ) -> Result<i64, StoreError> {
     let plan = serde_json::to_string(&draft.plan_snapshot).map_err(|e| StoreError::json("plan snapshot", e))?;
-    let context = serde_json::to_string(&draft.context_snapshot).map_err(|e| StoreError::json("context snapshot", e))?;
+    let context =
+        serde_json::to_string(&draft.context_snapshot).map_err(|e| StoreError::json("context snapshot", e))?;
     conn.execute(
         "INSERT INTO checkpoints (task_id, status, active_step_id, plan_snapshot, context_snapshot, last_sequence, ts_ms)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",

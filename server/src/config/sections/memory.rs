@@ -66,10 +66,18 @@ impl MemoryConfig {
             }
         }
         if self.policy_critic_share + self.policy_quality_share + self.policy_runtime_share <= 0.0 {
-            return Err(Invalid::new("memory.policy_critic_share", self.policy_critic_share, "shares summing to more than 0"));
+            return Err(Invalid::new(
+                "memory.policy_critic_share",
+                self.policy_critic_share,
+                "shares summing to more than 0",
+            ));
         }
         if self.recency_half_life_days <= 0.0 || !self.recency_half_life_days.is_finite() {
-            return Err(Invalid::new("memory.recency_half_life_days", self.recency_half_life_days, "a positive number of days"));
+            return Err(Invalid::new(
+                "memory.recency_half_life_days",
+                self.recency_half_life_days,
+                "a positive number of days",
+            ));
         }
         if self.text_half_score <= 0.0 || !self.text_half_score.is_finite() {
             return Err(Invalid::new("memory.text_half_score", self.text_half_score, "a positive number"));
@@ -78,7 +86,11 @@ impl MemoryConfig {
             return Err(Invalid::new("memory.candidates", 0, "at least 1"));
         }
         if !matches!(self.policy_critic_fallback.as_str(), "skip" | "store") {
-            return Err(Invalid::new("memory.policy_critic_fallback", &self.policy_critic_fallback, "\"skip\" or \"store\""));
+            return Err(Invalid::new(
+                "memory.policy_critic_fallback",
+                &self.policy_critic_fallback,
+                "\"skip\" or \"store\"",
+            ));
         }
         Ok(())
     }
