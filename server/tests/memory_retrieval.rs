@@ -161,15 +161,16 @@ async fn near_duplicates_are_merged_not_stacked() {
             duplicate: duplicate.as_ref(),
             safety: SafetySignals::default(),
         };
-        match decide(&input, &cfg) {
-            MemoryDecision::MergeWithExisting { id, new_weight } => {
-                assert!(memory.merge(&id, text, new_weight, json!({"merged": true})).await.expect("merge"));
-            }
-            MemoryDecision::StoreWithWeight { weight } => {
-                memory.insert(item(text, MemoryKind::Fact, weight)).await.expect("insert");
-            }
-            other => panic!("unexpected decision {other:?}"),
+        let decision = decide(&input, &cfg);
+        assert!(
+            matches!(decision, MemoryDecision::MergeWithExisting { .. } | MemoryDecision::StoreWithWeight { .. }),
+            "{decision:?}"
+        );
+        let mut candidate = item(text, MemoryKind::Fact, 0.0);
+        if matches!(decision, MemoryDecision::MergeWithExisting { .. }) {
+            candidate.metadata = json!({"merged": true});
         }
+        memory.apply_decision(&decision, candidate).await.expect("apply").expect("stored or merged");
     }
     let all = memory.list(MemoryFilter::default(), 10).await.expect("list");
     assert_eq!(all.len(), 2, "the reworded fact merged: {all:#?}");

@@ -35,6 +35,7 @@ struct Incarnation {
     committed: Vec<(u64, String)>,
     outcome: Option<String>,
     killed: bool,
+    integrity_checked: bool,
 }
 
 fn run_child(
@@ -99,6 +100,7 @@ fn run_child(
     }
     let mut committed = Vec::new();
     let mut outcome = None;
+    let integrity_checked = lines.iter().any(|l| l.starts_with("integrity_check ok"));
     for l in lines {
         if let Some(rest) = l.strip_prefix("committed ") {
             let (seq, ty) = rest.split_once(' ').expect("committed SEQ TYPE");
@@ -107,7 +109,7 @@ fn run_child(
             outcome = Some(rest.to_string());
         }
     }
-    Incarnation { committed, outcome, killed }
+    Incarnation { committed, outcome, killed, integrity_checked }
 }
 
 #[test]
@@ -120,6 +122,7 @@ fn sigkill_at_random_points_loses_and_duplicates_nothing() {
     let mut rng = Rng(seed);
     let mut total_kills = 0;
     let mut kills_mid_task = 0;
+    let mut integrity_checks = 0;
     let mut failed_tasks = 0;
     let mut expectations = Vec::new();
     for t in 0..TASKS {
@@ -135,6 +138,7 @@ fn sigkill_at_random_points_loses_and_duplicates_nothing() {
             let inc = run_child(&data, &workspace, &task, &work, policy, kill);
             total_kills += usize::from(inc.killed);
             kills_mid_task += usize::from(inc.killed && !inc.committed.is_empty());
+            integrity_checks += usize::from(inc.integrity_checked);
             for (seq, ty) in inc.committed {
                 if let Some(prev) = reported.insert(seq, ty.clone()) {
                     panic!("task {task}: sequence {seq} reported committed twice ({prev}, then {ty}) — a duplicate or a lost event was reused");
@@ -203,7 +207,8 @@ fn sigkill_at_random_points_loses_and_duplicates_nothing() {
         }
         assert!(bus.unfinished_tasks().await.expect("unfinished").is_empty(), "no task left dangling");
     });
-    eprintln!("{TASKS} tasks, {total_kills} SIGKILLs ({kills_mid_task} mid-task), {failed_tasks} ended failed (seed {seed:#x})");
+    eprintln!("{TASKS} tasks, {total_kills} SIGKILLs ({kills_mid_task} mid-task), {failed_tasks} ended failed, {integrity_checks} start-up integrity checks (seed {seed:#x})");
     assert!(total_kills >= TASKS, "the test must actually kill the child often ({total_kills} kills)");
+    assert!(integrity_checks >= kills_mid_task / 2, "restarts after kills check integrity ({integrity_checks})");
     assert!(kills_mid_task >= TASKS / 2, "kills must land mid-task, after commits ({kills_mid_task})");
 }

@@ -127,6 +127,9 @@ pub async fn run_debug_task(args: DebugTaskArgs, workspace: Option<PathBuf>) -> 
         Some(other) => anyhow::bail!("--on-unfinished must be \"resume\" or \"fail\", not {other:?}"),
     };
     let bus = EventBus::new(open(&ctx).await?);
+    if bus.store().integrity_checked() {
+        writeln!(std::io::stdout().lock(), "integrity_check ok after an unclean shutdown")?;
+    }
     let report = |e: &RuntimeEvent| {
         let mut out = std::io::stdout().lock();
         let _ = writeln!(out, "committed {} {}", e.sequence, e.event_type.as_str());

@@ -280,6 +280,33 @@ impl MemoryStore {
             .await
     }
 
+    /// Applies the write policy's decision to `candidate`: returns the id stored or merged into,
+    /// `None` for a skip. The runtime calls this; the policy itself never writes.
+    pub async fn apply_decision(
+        &self,
+        decision: &crate::agent::contracts::MemoryDecision,
+        mut candidate: NewMemory,
+    ) -> Result<Option<String>, StoreError> {
+        use crate::agent::contracts::MemoryDecision;
+        match decision {
+            MemoryDecision::Skip { .. } => Ok(None),
+            MemoryDecision::Store => Ok(Some(self.insert(candidate).await?.id)),
+            MemoryDecision::StoreWithWeight { weight } => {
+                candidate.weight = *weight;
+                Ok(Some(self.insert(candidate).await?.id))
+            }
+            MemoryDecision::MergeWithExisting { id, new_weight } => {
+                if self.merge(id, &candidate.text, *new_weight, candidate.metadata.clone()).await? {
+                    Ok(Some(id.clone()))
+                } else {
+                    // The item went away meanwhile: keep the knowledge as a new item.
+                    candidate.weight = *new_weight;
+                    Ok(Some(self.insert(candidate).await?.id))
+                }
+            }
+        }
+    }
+
     /// The existing item of `kind` most similar to `text` (token overlap among full-text matches), if any.
     pub async fn find_near_duplicate(
         &self,
