@@ -196,3 +196,36 @@ impl SessionStore {
         self.store.call(move |c| Ok(c.execute("DELETE FROM sessions WHERE session_id = ?1", [id])? == 1)).await
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn sessions_and_turns_persist_across_reopen() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("db.sqlite3");
+        let sessions = SessionStore::new(Store::open(&path, Default::default()).expect("open"));
+        let a = sessions.create("first").await.expect("create");
+        let b = sessions.create("second").await.expect("create");
+        sessions.append_turn(&a.session_id, ChatRole::User, "why does total() fail?").await.expect("turn");
+        let t = sessions.append_turn(&a.session_id, ChatRole::Assistant, "it adds int and str").await.expect("turn");
+        assert_eq!(t.turn, 2);
+        let missing = sessions.append_turn("nope", ChatRole::User, "x").await.expect_err("no session");
+        assert!(matches!(missing, StoreError::NotFound { .. }));
+        assert!(sessions.set_summary(&a.session_id, "total() bug", 1).await.expect("summary"));
+        assert!(!sessions.set_summary(&a.session_id, "older", 1).await.expect("summary"), "never goes backwards");
+        drop(sessions);
+        let sessions = SessionStore::new(Store::open(&path, Default::default()).expect("reopen"));
+        let got = sessions.get(&a.session_id).await.expect("get").expect("session");
+        assert_eq!((got.turns, got.summarized_through, got.summary.as_str()), (2, 1, "total() bug"));
+        let turns = sessions.turns(&a.session_id, 1).await.expect("turns");
+        assert_eq!(
+            turns.iter().map(|t| (t.role, t.content.as_str())).collect::<Vec<_>>(),
+            vec![(ChatRole::Assistant, "it adds int and str")]
+        );
+        assert_eq!(sessions.list(10).await.expect("list").len(), 2);
+        assert!(sessions.delete(&b.session_id).await.expect("delete"));
+        assert_eq!(sessions.list(10).await.expect("list").len(), 1);
+    }
+}
