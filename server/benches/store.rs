@@ -154,7 +154,7 @@ fn main() {
     ratio("append", ours, base);
 
     println!("== replay of a 10,000-event task");
-    let (replays, reads) = rt.block_on(async {
+    let (replays, reads, folds) = rt.block_on(async {
         bus.create_task(NewTask { task_id: Some("big".into()), input: "bench".into(), ..Default::default() })
             .await
             .expect("task");
@@ -168,7 +168,7 @@ fn main() {
                 .collect();
             bus.append_all("big", batch).await.expect("batch");
         }
-        let (mut replays, mut reads) = (Vec::new(), Vec::new());
+        let (mut replays, mut reads, mut folds) = (Vec::new(), Vec::new(), Vec::new());
         for _ in 0..15 {
             let t = Instant::now();
             let events = bus.catch_up("big", 0).await.expect("read");
@@ -178,12 +178,18 @@ fn main() {
             let steps = tinycoder::store::replay(&store, "big").await.expect("replay");
             replays.push(t.elapsed());
             assert_eq!(steps.len(), events.len());
+            let t = Instant::now();
+            let state = tinycoder::store::replay_state(&store, "big").await.expect("replay_state");
+            folds.push(t.elapsed());
+            assert_eq!(Some(&state), steps.last().map(|s| &s.1));
         }
-        (replays, reads)
+        (replays, reads, folds)
     });
     let base = report("baseline: read the 10,001 events", &mut reads.clone());
     let ours = report("replay(): read + reduce, state per step", &mut replays.clone());
     ratio("replay", ours, base);
+    let ours = report("replay_state(): read + fold to the final state", &mut folds.clone());
+    ratio("replay_state", ours, base);
 
     println!("== memory search at 10,000 items");
     let memory = MemoryStore::new(store.clone());

@@ -183,6 +183,8 @@ fn sigkill_at_random_points_loses_and_duplicates_nothing() {
             let record = bus.task(task).await.expect("task").expect("task exists");
             let state = tinycoder::store::replay(&store, task).await.expect("replay").pop().expect("state").1;
             assert_eq!(state.status, record.status, "task {task}: replayed status matches the table");
+            let folded = tinycoder::store::replay_state(&store, task).await.expect("replay_state");
+            assert_eq!(folded, state, "task {task}: fold and step-by-step replay agree");
             match record.status {
                 TaskStatus::Completed => {
                     let mut digest = format!("debug task {task}");

@@ -23,7 +23,7 @@ pub use bus::{EventBus, IdempotentSubscriber, NewEvent};
 pub use db::{schema_version, Store, StoreSettings, Synchronous, DB_FILE_NAME};
 pub use error::StoreError;
 pub use permissions::PermissionStore;
-pub use replay::{next_status, replay, TaskState};
+pub use replay::{next_status, replay, replay_state, TaskState};
 pub use resume::{ResumeOutcome, ResumePolicy, UnfinishedTask};
 pub use sessions::{Session, SessionStore, Turn};
 pub use summarizer::{SessionSummarizer, SummarizeError, SummaryBudget, SummaryOutcome};

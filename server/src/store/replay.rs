@@ -147,6 +147,20 @@ pub async fn replay(store: &Store, task_id: &str) -> Result<Vec<(RuntimeEvent, T
         .collect())
 }
 
+/// The final state of `task_id`, folded from its stored events (no per-step copies: for status views).
+pub async fn replay_state(store: &Store, task_id: &str) -> Result<TaskState, StoreError> {
+    let id = task_id.to_string();
+    let events = store.call(move |c| super::events::list(c, &id, 0)).await?;
+    if events.is_empty() {
+        return Err(StoreError::NotFound { what: format!("events of task {task_id}") });
+    }
+    let mut state = TaskState::new(task_id);
+    for e in &events {
+        state.apply(e);
+    }
+    Ok(state)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
