@@ -1,1 +1,3 @@
 //! Typed contracts and the runtime loop (router, planner, coder, critic). Never imports `lsp`.
+
+pub mod contracts;

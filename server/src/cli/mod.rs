@@ -54,6 +54,9 @@ pub enum Command {
     Replay(events::ReplayArgs),
     /// Search, list or delete long-term memory.
     Memory(memory::Args),
+    /// Run or resume a real multi-step task through the event store (for crash tests).
+    #[command(hide = true)]
+    DebugTask(events::DebugTaskArgs),
 }
 
 /// Shared start-up for subcommands: workspace root, configuration, prompts.
@@ -112,6 +115,7 @@ pub fn main() -> ExitCode {
             Command::Events(a) => events::run_events(a, workspace).await,
             Command::Replay(a) => events::run_replay(a, workspace).await,
             Command::Memory(a) => memory::run(a, workspace).await,
+            Command::DebugTask(a) => events::run_debug_task(a, workspace).await,
         }
     });
     match result {

@@ -30,6 +30,7 @@ prompts! {
     CHAT_SYSTEM = "chat_system" [];
     CHAT_FILE_CONTEXT = "chat_file_context" ["path", "language", "code"];
     STRUCTURED_RETRY = "structured_retry" ["error"];
+    SUMMARIZE_SESSION = "summarize_session" ["previous_summary", "turns", "max_tokens"];
 }
 
 /// A template that cannot be loaded or rendered.
