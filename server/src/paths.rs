@@ -59,7 +59,8 @@ impl WorkspacePaths {
     /// Paths for `root`; `store_dir` (config `store.dir`) overrides the data directory when non-empty.
     pub fn new(root: &Path, store_dir: &str) -> Self {
         let key = workspace_key(root);
-        let data_dir = if store_dir.is_empty() { data_root().join("workspaces").join(&key) } else { PathBuf::from(store_dir) };
+        let data_dir =
+            if store_dir.is_empty() { data_root().join("workspaces").join(&key) } else { PathBuf::from(store_dir) };
         Self { root: root.to_path_buf(), cache_dir: cache_root().join("workspaces").join(&key), data_dir }
     }
 }

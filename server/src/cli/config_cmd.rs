@@ -17,10 +17,8 @@ pub async fn run(args: Args, workspace: Option<PathBuf>) -> anyhow::Result<ExitC
     let rows = ctx.loaded.describe();
     let mut out = String::new();
     if args.json {
-        let map: serde_json::Map<String, serde_json::Value> = rows
-            .into_iter()
-            .map(|(k, v, o)| (k, serde_json::json!({"value": v, "origin": o.to_string()})))
-            .collect();
+        let map: serde_json::Map<String, serde_json::Value> =
+            rows.into_iter().map(|(k, v, o)| (k, serde_json::json!({"value": v, "origin": o.to_string()}))).collect();
         out = serde_json::to_string_pretty(&map)?;
         out.push('\n');
     } else {

@@ -163,9 +163,7 @@ fn read_toml_file(path: &Path, origin: Origin) -> Result<Option<Table>, ConfigEr
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(ConfigError::Read { path: path.to_path_buf(), source: e }),
     };
-    text.parse::<Table>()
-        .map(Some)
-        .map_err(|e| ConfigError::Syntax { origin, message: e.to_string() })
+    text.parse::<Table>().map(Some).map_err(|e| ConfigError::Syntax { origin, message: e.to_string() })
 }
 
 /// `TINYCODER_MODELS__CODER__NAME=x` → `{models: {coder: {name: "x"}}}`.

@@ -81,10 +81,10 @@ impl PromptLibrary {
 
     /// Renders `id` with `vars` (each declared variable exactly once).
     pub fn render(&self, id: PromptId, vars: &[(&str, &str)]) -> Result<String, PromptError> {
-        let pieces = self.templates.get(id.name).ok_or_else(|| PromptError::NotSupplied {
-            name: id.name.into(),
-            var: "(template not loaded)".into(),
-        })?;
+        let pieces = self
+            .templates
+            .get(id.name)
+            .ok_or_else(|| PromptError::NotSupplied { name: id.name.into(), var: "(template not loaded)".into() })?;
         let mut out = String::new();
         for p in pieces {
             match p {
@@ -133,7 +133,11 @@ fn parse(id: &PromptId, text: &str, origin: &str) -> Result<Vec<Piece>, PromptEr
     }
     pieces.push(Piece::Text(rest.to_string()));
     if let Some(missing) = id.vars.iter().find(|v| !used.contains(**v)) {
-        return Err(PromptError::MissingVariable { name: id.name.into(), origin: origin.into(), var: missing.to_string() });
+        return Err(PromptError::MissingVariable {
+            name: id.name.into(),
+            origin: origin.into(),
+            var: missing.to_string(),
+        });
     }
     Ok(pieces)
 }

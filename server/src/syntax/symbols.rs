@@ -89,8 +89,10 @@ fn visit(lang: &LanguageSpec, node: Node, src: &[u8], parent: Option<usize>, in_
         let mut next_in_holder = in_holder;
         if let Some(kind) = (lang.symbol_kind)(&child, in_holder) {
             if let Some(name) = (lang.symbol_name)(&child, src) {
-                let name_range =
-                    child.child_by_field_name("name").map(|n| n.byte_range()).unwrap_or(child.start_byte()..child.start_byte());
+                let name_range = child
+                    .child_by_field_name("name")
+                    .map(|n| n.byte_range())
+                    .unwrap_or(child.start_byte()..child.start_byte());
                 out.push(Symbol {
                     name,
                     kind,
