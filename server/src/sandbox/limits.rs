@@ -48,8 +48,8 @@ pub struct RunSpec {
     pub limits: ResourceLimits,
     /// Bytes of stdout and of stderr kept.
     pub output_cap: usize,
-    /// Directories writable under write isolation (the shadow, temp dir, build dir ...).
-    pub writable: Vec<PathBuf>,
+    /// Where writes are allowed under write isolation.
+    pub writable: super::mechanisms::WritePlan,
     /// Refuse to start without network isolation.
     pub require_network_isolation: bool,
     /// Refuse to start without write isolation.
@@ -69,7 +69,11 @@ impl RunSpec {
             program: program.to_string(),
             args: args.to_vec(),
             env: allowlisted_env(&c.env_allowlist),
-            writable: vec![cwd.clone()],
+            writable: super::mechanisms::WritePlan {
+                dirs: vec![],
+                tree: Some(cwd.clone()),
+                tree_files: vec![],
+            },
             cwd,
             timeout,
             kill_grace: Duration::from_millis(c.kill_grace_ms),
@@ -78,6 +82,25 @@ impl RunSpec {
             require_network_isolation: c.require_network_isolation,
             require_write_isolation: c.require_write_isolation,
         }
+    }
+
+    /// A spec whose cwd and writable tree are `shadow`, with the shadow's temp dir as TMPDIR.
+    pub fn in_shadow(
+        c: &SandboxConfig,
+        program: &str,
+        args: &[String],
+        shadow: &super::ShadowWorkspace,
+        timeout: Duration,
+    ) -> Result<Self, super::SandboxError> {
+        let mut spec = Self::from_config(c, program, args, shadow.path().to_path_buf(), timeout);
+        let tmp = shadow.temp_dir()?;
+        spec.set_env("TMPDIR", &tmp.to_string_lossy());
+        spec.writable.dirs.push(tmp);
+        spec.writable
+            .dirs
+            .extend(c.writable_paths.iter().filter_map(|p| expand_path(p)));
+        spec.writable.tree_files = shadow.owned_files();
+        Ok(spec)
     }
 
     /// Sets (or replaces) one environment variable.

@@ -79,7 +79,7 @@ pub fn capabilities() -> &'static Capabilities {
         let (ns1, ns2) = (ns.clone(), ns);
         let network_ns = probe_spawn(move || ns1.enter(libc::CLONE_NEWNET));
         let pid_ns = probe_spawn(move || ns2.enter(libc::CLONE_NEWPID));
-        let landlock = match landlock_ruleset(&[]) {
+        let landlock = match landlock_ruleset(&WritePlan::default()) {
             Ok(Some(rs)) => {
                 let mut holder = Some(rs);
                 probe_spawn(move || match holder.take() {
@@ -125,7 +125,7 @@ pub fn probe_mechanisms() -> Vec<MechanismStatus> {
         MechanismStatus::new(names::PID_NAMESPACE, false, "unshare(CLONE_NEWPID) refused: detached children are only killed through the pids cgroup, if any")
     });
     out.push(if caps.landlock {
-        MechanismStatus::new(names::LANDLOCK, true, "Landlock: writes only under the shadow tree, its temp dir, the build dir and sandbox.writable_paths")
+        MechanismStatus::new(names::LANDLOCK, true, "Landlock: writes only under the temp dir, the build dir and sandbox.writable_paths; in the shadow tree only new entries and the shadow's own copies (never a hard-linked workspace file in place)")
     } else {
         MechanismStatus::new(names::LANDLOCK, false, "Landlock unavailable (kernel < 5.13 or not in the lsm= boot list): sandboxed processes can write anywhere the user can")
     });
@@ -190,25 +190,47 @@ fn check(rc: libc::c_int) -> std::io::Result<()> {
     }
 }
 
-/// Builds a Landlock ruleset (read/execute everywhere, writes only beneath `writable`).
+/// Where a sandboxed process may write.
+#[derive(Debug, Clone, Default)]
+pub struct WritePlan {
+    /// Directories writable without restriction (temp dir, build dir, config extras).
+    pub dirs: Vec<PathBuf>,
+    /// A shadow tree whose existing files may be hard links into the real
+    /// workspace: entries may be created, renamed and removed, but no file in
+    /// it may be written in place (that would write the real file too)...
+    pub tree: Option<PathBuf>,
+    /// ...except these files, which are real copies owned by the shadow.
+    pub tree_files: Vec<PathBuf>,
+}
+
+/// Builds a Landlock ruleset: read/execute everywhere, writes per `plan`.
 /// Ok(None) when the kernel has no Landlock.
-pub fn landlock_ruleset(writable: &[PathBuf]) -> Result<Option<RulesetCreated>, String> {
+pub fn landlock_ruleset(plan: &WritePlan) -> Result<Option<RulesetCreated>, String> {
     let abi = ABI::V4;
+    let all = AccessFs::from_all(abi);
+    let in_place = AccessFs::WriteFile | AccessFs::Truncate;
     let ruleset = Ruleset::default()
-        .handle_access(AccessFs::from_all(abi))
+        .handle_access(all)
         .map_err(|e| e.to_string())?
         .create()
         .map_err(|e| e.to_string())?;
-    let existing: Vec<&Path> = writable
-        .iter()
-        .map(PathBuf::as_path)
-        .filter(|p| p.exists())
-        .collect();
-    let ruleset = ruleset
+    let existing =
+        |v: &[PathBuf]| -> Vec<PathBuf> { v.iter().filter(|p| p.exists()).cloned().collect() };
+    let mut ruleset = ruleset
         .add_rules(path_beneath_rules(["/"], AccessFs::from_read(abi)))
         .map_err(|e| e.to_string())?
-        .add_rules(path_beneath_rules(existing, AccessFs::from_all(abi)))
+        .add_rules(path_beneath_rules(existing(&plan.dirs), all))
         .map_err(|e| e.to_string())?;
+    if let Some(tree) = &plan.tree {
+        ruleset = ruleset
+            .add_rules(path_beneath_rules([tree], all & !in_place))
+            .map_err(|e| e.to_string())?
+            .add_rules(path_beneath_rules(
+                existing(&plan.tree_files),
+                in_place | AccessFs::ReadFile,
+            ))
+            .map_err(|e| e.to_string())?;
+    }
     Ok(Some(ruleset))
 }
 
@@ -247,7 +269,6 @@ pub fn set_rlimits(limits: &super::ResourceLimits, nproc: bool) -> std::io::Resu
 pub fn fork_into_pid_namespace(ns: &NamespacePlan, also_net: bool) -> std::io::Result<()> {
     let flags = libc::CLONE_NEWPID | if also_net { libc::CLONE_NEWNET } else { 0 };
     ns.enter(flags)?;
-    let reaper = unsafe { libc::getpid() };
     let pid = unsafe { libc::fork() };
     if pid < 0 {
         return Err(std::io::Error::last_os_error());
@@ -255,9 +276,8 @@ pub fn fork_into_pid_namespace(ns: &NamespacePlan, also_net: bool) -> std::io::R
     if pid == 0 {
         // PID 1 of the new namespace: die with the reaper.
         unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) };
-        if unsafe { libc::getppid() } != reaper {
-            unsafe { libc::_exit(137) };
-        }
+        // (getppid() is 0 here: the reaper lives outside the new namespace, so
+        // there is no race check; the window before PDEATHSIG is set is tiny.)
         return Ok(());
     }
     // The reaper: it must never return to std (it would exec too). Close every

@@ -25,7 +25,7 @@ mod tests_run;
 pub use error::SandboxError;
 pub use human::{HumanPort, NonInteractiveHuman, PermissionDecision, PermissionRequest};
 pub use limits::{allowlisted_env, expand_path, ResourceLimits, RunSpec};
-pub use mechanisms::{probe_mechanisms, MechanismStatus};
+pub use mechanisms::{probe_mechanisms, MechanismStatus, WritePlan};
 pub use permission::{PermissionPolicy, PermissionVerdict};
 pub use permission_store::{JsonPermissionStore, PermissionStore, StoredDecision};
 pub use runner::{run_sandboxed, CappedOutput, RunEnd, RunOutput};

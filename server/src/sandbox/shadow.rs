@@ -145,6 +145,15 @@ impl ShadowWorkspace {
         Ok(())
     }
 
+    /// Absolute paths of the files that are real copies (written by `write_file`/`overlay`).
+    pub fn owned_files(&self) -> Vec<PathBuf> {
+        self.owned
+            .iter()
+            .map(|r| self.tree.join(r))
+            .filter(|p| p.is_file())
+            .collect()
+    }
+
     /// Keeps the directory on drop (for reuse by a later process; stale-cleanup still applies).
     pub fn keep_on_drop(&mut self, keep: bool) {
         self.keep = keep;

@@ -2,12 +2,12 @@
 //! run in the sandbox (in the shadow tree).
 
 use super::{
-    expand_path, run_sandboxed, HumanPort, PermissionDecision, PermissionPolicy, PermissionRequest,
-    PermissionStore, PermissionVerdict, RunOutput, RunSpec, SandboxError, StoredDecision,
+    run_sandboxed, HumanPort, PermissionDecision, PermissionPolicy, PermissionRequest,
+    PermissionStore, PermissionVerdict, RunOutput, RunSpec, SandboxError, ShadowWorkspace,
+    StoredDecision,
 };
 use crate::config::SandboxConfig;
 use serde::Serialize;
-use std::path::Path;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
@@ -46,11 +46,11 @@ pub struct ShellTool<'a> {
 }
 
 impl ShellTool<'_> {
-    /// Checks `command`, asks if dangerous, and runs it with `sh -c` in `cwd` (a shadow tree).
+    /// Checks `command`, asks if dangerous, and runs it with `sh -c` in the shadow tree.
     pub async fn run(
         &self,
         command: &str,
-        cwd: &Path,
+        shadow: &ShadowWorkspace,
         cancel: &CancellationToken,
     ) -> Result<ShellOutcome, SandboxError> {
         let verdict = self.policy.check(command);
@@ -97,19 +97,9 @@ impl ShellTool<'_> {
             }
             decision = Some(d);
         }
-        let mut spec = RunSpec::from_config(
-            self.sandbox,
-            "sh",
-            &["-c".to_string(), command.to_string()],
-            cwd.to_path_buf(),
-            Duration::from_secs(self.sandbox.shell_timeout_s),
-        );
-        spec.writable.extend(
-            self.sandbox
-                .writable_paths
-                .iter()
-                .filter_map(|p| expand_path(p)),
-        );
+        let args = ["-c".to_string(), command.to_string()];
+        let timeout = Duration::from_secs(self.sandbox.shell_timeout_s);
+        let spec = RunSpec::in_shadow(self.sandbox, "sh", &args, shadow, timeout)?;
         let output = run_sandboxed(&spec, cancel).await?;
         Ok(ShellOutcome::Ran {
             verdict,

@@ -2,8 +2,8 @@
 
 use super::test_parse::{parse_failures, TestFailure};
 use super::{
-    detect_test_command, expand_path, run_sandboxed, MechanismStatus, RunEnd, RunSpec,
-    SandboxError, ShadowWorkspace,
+    detect_test_command, run_sandboxed, MechanismStatus, RunEnd, RunSpec, SandboxError,
+    ShadowWorkspace,
 };
 use crate::config::Config;
 use crate::paths::WorkspacePaths;
@@ -62,42 +62,47 @@ pub async fn run_project_tests(
     })
     .await
     .map_err(|e| SandboxError::Walk(format!("shadow creation task failed: {e}")))??;
-    let report = run_tests_in_shadow(config, paths, &shadow, cancel).await;
+    let mut shadow = shadow;
+    let report = run_tests_in_shadow(config, paths, &mut shadow, cancel).await;
     tokio::task::spawn_blocking(move || drop(shadow)).await.ok();
     report
 }
 
 /// Runs the detected (or configured) test command in `shadow`.
+///
+/// Files in the shadow may be hard links into the workspace, so the process may
+/// not write existing files in place (Landlock); a cargo project's `Cargo.lock`
+/// is made the shadow's own copy first because cargo rewrites it in place.
 pub async fn run_tests_in_shadow(
     config: &Config,
     paths: &WorkspacePaths,
-    shadow: &ShadowWorkspace,
+    shadow: &mut ShadowWorkspace,
     cancel: &CancellationToken,
 ) -> Result<TestReport, SandboxError> {
     let sc = &config.sandbox;
     let cmd = detect_test_command(shadow.path(), &sc.test_command)?;
-    let mut spec = RunSpec::from_config(
+    if cmd.framework == super::TestFramework::Cargo {
+        let lock = shadow.path().join("Cargo.lock");
+        let bytes = std::fs::read(&lock).unwrap_or_default();
+        shadow.write_file(std::path::Path::new("Cargo.lock"), &bytes)?;
+    }
+    let mut spec = RunSpec::in_shadow(
         sc,
         &cmd.program,
         &cmd.args,
-        shadow.path().to_path_buf(),
+        shadow,
         Duration::from_secs(sc.wall_timeout_s),
-    );
-    let tmp = shadow.temp_dir()?;
+    )?;
     // Shared per workspace, so a shadow does not rebuild every dependency.
     let target = paths.cache_dir.join("cargo-target");
     std::fs::create_dir_all(&target)
         .map_err(|e| SandboxError::io("create the shared cargo target dir", &target, e))?;
-    spec.set_env("TMPDIR", &tmp.to_string_lossy());
     spec.set_env("CARGO_TARGET_DIR", &target.to_string_lossy());
     spec.set_env("CARGO_TERM_COLOR", "never");
     spec.set_env("CARGO_NET_OFFLINE", "true");
     spec.set_env("PYTHONDONTWRITEBYTECODE", "1");
     spec.set_env("NO_COLOR", "1");
-    spec.writable.push(tmp);
-    spec.writable.push(target);
-    spec.writable
-        .extend(sc.writable_paths.iter().filter_map(|p| expand_path(p)));
+    spec.writable.dirs.push(target);
     let out = run_sandboxed(&spec, cancel).await?;
     let combined = format!("{}\n{}", out.stdout.text, out.stderr.text);
     let mut failures = parse_failures(cmd.framework, &combined, shadow.path());
