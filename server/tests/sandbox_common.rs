@@ -23,13 +23,16 @@ pub fn tree_hashes(root: &Path) -> BTreeMap<PathBuf, u64> {
     out
 }
 
-/// Points the cache and data roots at temp dirs (tests stay hermetic).
-pub fn hermetic_dirs() -> tempfile::TempDir {
-    let d = tempfile::tempdir().expect("tempdir");
-    // SAFETY: set once per test process before any thread reads them.
-    unsafe {
-        std::env::set_var("TINYCODER_CACHE_DIR", d.path().join("cache"));
-        std::env::set_var("TINYCODER_DATA_DIR", d.path().join("data"));
-    }
-    d
+/// Points the cache and data roots at one temp dir for the whole test process
+/// (set once: tests run on parallel threads and must not see it change).
+pub fn hermetic_dirs() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let d = tempfile::tempdir().expect("tempdir").keep();
+        // SAFETY: set once, before any test reads them (all callers go through this Once).
+        unsafe {
+            std::env::set_var("TINYCODER_CACHE_DIR", d.join("cache"));
+            std::env::set_var("TINYCODER_DATA_DIR", d.join("data"));
+        }
+    });
 }

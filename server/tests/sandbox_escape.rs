@@ -10,18 +10,17 @@ use tinycoder::sandbox::{mechanisms, run_sandboxed, RunEnd, RunOutput, RunSpec, 
 use tokio_util::sync::CancellationToken;
 
 struct Fixture {
-    _dirs: tempfile::TempDir,
     workspace: tempfile::TempDir,
     cache: tempfile::TempDir,
 }
 
 fn fixture() -> Fixture {
-    let dirs = common::hermetic_dirs();
+    common::hermetic_dirs();
     let workspace = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(workspace.path().join("src")).unwrap();
     std::fs::write(workspace.path().join("src/lib.rs"), "pub fn f() -> i32 { 1 }\n").unwrap();
     std::fs::write(workspace.path().join("README.md"), "hello\n").unwrap();
-    Fixture { _dirs: dirs, workspace, cache: tempfile::tempdir().unwrap() }
+    Fixture { workspace, cache: tempfile::tempdir().unwrap() }
 }
 
 /// Runs `script` with `sh -c` in a shadow of the fixture with a short timeout,
