@@ -307,7 +307,7 @@ pub fn fork_into_pid_namespace(ns: &NamespacePlan, also_net: bool) -> std::io::R
     unsafe { libc::_exit(code) }
 }
 
-fn probe_spawn<F>(mut setup: F) -> bool
+fn probe_spawn<F>(setup: F) -> bool
 where
     F: FnMut() -> std::io::Result<()> + Send + Sync + 'static,
 {
@@ -322,7 +322,7 @@ where
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null());
     unsafe {
-        cmd.pre_exec(move || setup());
+        cmd.pre_exec(setup);
     }
     match cmd.status() {
         Ok(s) => s.success(),

@@ -133,7 +133,7 @@ impl PermissionPolicy {
         }
         let joined = u.args.join(" ");
         for r in &self.rules {
-            if !r.programs.iter().any(|p| *p == u.program) {
+            if !r.programs.contains(&u.program) {
                 continue;
             }
             if let Some(re) = &r.args_match {
@@ -165,7 +165,7 @@ impl PermissionPolicy {
         let Some(p) = resolve_path(target, cwd) else {
             return true;
         };
-        if self.harmless.iter().any(|h| *h == p) {
+        if self.harmless.contains(&p) {
             return false;
         }
         !p.starts_with(&self.workspace)

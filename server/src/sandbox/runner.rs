@@ -166,8 +166,9 @@ pub async fn run_sandboxed(
     };
     if matches!(end, RunEnd::TimedOut | RunEnd::Cancelled) {
         terminate_group(pgid, &mut child, spec.kill_grace).await;
-    } else if let Some(pg) = pgid {
-        // Leftovers in the group (background jobs) must not outlive the run.
+    } else if let (false, Some(pg)) = (caps.pid_ns, pgid) {
+        // Without a PID namespace (which already killed them with PID 1),
+        // leftovers in the group (background jobs) must not outlive the run.
         let _ = nix::sys::signal::killpg(
             nix::unistd::Pid::from_raw(pg),
             nix::sys::signal::Signal::SIGKILL,

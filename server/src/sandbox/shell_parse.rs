@@ -577,13 +577,7 @@ fn tokenize(line: &str, depth: usize) -> Result<Vec<Token>, String> {
                 if op == ";;" {
                     return Err("`case` syntax is not checked".into());
                 }
-                tokens.push(Token::Op(if op == "<&" {
-                    "<"
-                } else if op == "<<<" {
-                    "<"
-                } else {
-                    op
-                }));
+                tokens.push(Token::Op(if op == "<&" || op == "<<<" { "<" } else { op }));
                 i += op.chars().count();
             }
             _ => {
