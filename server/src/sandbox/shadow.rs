@@ -105,6 +105,7 @@ impl ShadowWorkspace {
     /// Writes `bytes` to `rel` in the shadow, breaking the hard link first so the workspace file is untouched.
     pub fn write_file(&mut self, rel: &Path, bytes: &[u8]) -> Result<(), SandboxError> {
         let rel = checked_relative(rel)?;
+        self.refuse_symlinked_parents(&rel)?;
         let dst = self.tree.join(&rel);
         if let Some(parent) = dst.parent() {
             std::fs::create_dir_all(parent)
@@ -138,10 +139,26 @@ impl ShadowWorkspace {
     /// Deletes `rel` in the shadow only.
     pub fn remove_file(&mut self, rel: &Path) -> Result<(), SandboxError> {
         let rel = checked_relative(rel)?;
+        self.refuse_symlinked_parents(&rel)?;
         let dst = self.tree.join(&rel);
         std::fs::remove_file(&dst)
             .map_err(|e| SandboxError::io("remove a shadow file", &dst, e))?;
         self.owned.insert(rel);
+        Ok(())
+    }
+
+    /// Refuses a path whose parent directories in the shadow include a symlink:
+    /// this process is not sandboxed, and writing through a link could leave the shadow.
+    fn refuse_symlinked_parents(&self, rel: &Path) -> Result<(), SandboxError> {
+        let mut at = self.tree.clone();
+        if let Some(parent) = rel.parent() {
+            for c in parent.components() {
+                at.push(c);
+                if std::fs::symlink_metadata(&at).is_ok_and(|m| m.file_type().is_symlink()) {
+                    return Err(SandboxError::PathOutsideShadow(rel.to_path_buf()));
+                }
+            }
+        }
         Ok(())
     }
 
@@ -201,7 +218,11 @@ pub fn list_workspace_files(root: &Path) -> Result<Vec<PathBuf>, SandboxError> {
         .build();
     for entry in walker {
         let entry = entry.map_err(|e| SandboxError::Walk(e.to_string()))?;
-        if !entry.file_type().is_some_and(|t| t.is_file()) {
+        // Symlinks are kept as links (hard-linking a symlink links the link itself).
+        if !entry
+            .file_type()
+            .is_some_and(|t| t.is_file() || t.is_symlink())
+        {
             continue;
         }
         if let Ok(rel) = entry.path().strip_prefix(root) {
@@ -224,7 +245,10 @@ fn existing_shadow_files(tree: &Path) -> Vec<PathBuf> {
         .standard_filters(false)
         .build();
     for entry in walker.flatten() {
-        if entry.file_type().is_some_and(|t| t.is_file()) {
+        if entry
+            .file_type()
+            .is_some_and(|t| t.is_file() || t.is_symlink())
+        {
             if let Ok(rel) = entry.path().strip_prefix(tree) {
                 out.push(rel.to_path_buf());
             }
@@ -283,6 +307,15 @@ mod tests {
         );
         assert!(!ws.path().join("src/new.rs").exists());
         assert!(shadow.write_file(Path::new("../escape"), b"x").is_err());
+        let outside = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(outside.path(), ws.path().join("link")).unwrap();
+        shadow.refresh().unwrap();
+        assert!(std::fs::symlink_metadata(shadow.path().join("link"))
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert!(shadow.write_file(Path::new("link/pwned"), b"x").is_err());
+        assert!(!outside.path().join("pwned").exists());
         shadow.refresh().unwrap();
         assert_eq!(
             std::fs::read_to_string(shadow.path().join("src/lib.rs")).unwrap(),
