@@ -16,6 +16,7 @@ mod permission;
 mod permission_store;
 mod runner;
 mod shadow;
+mod shell_lex;
 pub mod shell_parse;
 mod shell_tool;
 mod test_detect;
