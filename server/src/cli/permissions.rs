@@ -1,11 +1,149 @@
-//! `tinycoder permissions` (not available yet: lands with its issue).
+//! `tinycoder permissions check COMMAND [--json] | list | reset`, and the
+//! terminal `HumanPort` used by interactive CLI flows.
 
+use crate::sandbox::{
+    HumanPort, JsonPermissionStore, NonInteractiveHuman, PermissionDecision, PermissionPolicy,
+    PermissionRequest, PermissionStore,
+};
+use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-/// Arguments (none yet).
+/// Arguments of `tinycoder permissions`.
 #[derive(Debug, clap::Args)]
-pub struct Args {}
-pub async fn run(_args: Args, _workspace: Option<PathBuf>) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`tinycoder permissions` is not available yet")
+pub struct Args {
+    #[command(subcommand)]
+    pub action: Action,
+}
+
+/// What to do with permissions.
+#[derive(Debug, clap::Subcommand)]
+pub enum Action {
+    /// Print the policy's decision for COMMAND and the rule that matched (runs nothing).
+    Check {
+        /// The shell command line.
+        command: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// List stored decisions.
+    List {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Delete all stored decisions.
+    Reset,
+}
+
+/// Runs the subcommand. `check` exits 0 when the command is allowed without asking, 3 when dangerous.
+pub async fn run(args: Args, workspace: Option<PathBuf>) -> anyhow::Result<ExitCode> {
+    let ctx = super::CliContext::load(workspace)?;
+    let store = JsonPermissionStore::new(&ctx.paths().data_dir);
+    match args.action {
+        Action::Check { command, json } => {
+            let policy = PermissionPolicy::new(&ctx.loaded.config.permissions, &ctx.workspace)?;
+            let verdict = policy.check(&command);
+            let stored = store.get(&command)?;
+            if json {
+                let v = serde_json::json!({ "command": command, "verdict": verdict, "stored_decision": stored.as_ref().map(|s| s.decision) });
+                println!("{}", serde_json::to_string_pretty(&v)?);
+            } else if verdict.dangerous {
+                println!(
+                    "dangerous: rule `{}`: {}",
+                    verdict.rule.as_deref().unwrap_or("?"),
+                    verdict.reason
+                );
+                if let Some(sub) = &verdict.sub_command {
+                    println!("  in: {sub}");
+                }
+                if let Some(s) = stored {
+                    println!("  stored decision: {}", s.decision.label());
+                }
+            } else {
+                println!("allowed: {}", verdict.reason);
+            }
+            Ok(if verdict.dangerous {
+                ExitCode::from(3)
+            } else {
+                ExitCode::SUCCESS
+            })
+        }
+        Action::List { json } => {
+            let all = store.list()?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&all)?);
+            } else if all.is_empty() {
+                println!("no stored decisions ({})", store.path().display());
+            } else {
+                for d in all {
+                    println!(
+                        "{:<13} {:<22} {}",
+                        d.decision.label(),
+                        d.rule.as_deref().unwrap_or("-"),
+                        d.pattern
+                    );
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Action::Reset => {
+            let n = store.reset()?;
+            println!(
+                "removed {n} stored decision{}",
+                if n == 1 { "" } else { "s" }
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+// Not yet called: interactive CLI flows (`fix`, `chat` with tools) use it when they land.
+#[allow(dead_code)]
+/// Asks on the terminal (question on stderr, answer on stdin); without a
+/// terminal it falls back to the non-interactive policy.
+pub struct TerminalHuman {
+    fallback: NonInteractiveHuman,
+}
+
+#[allow(dead_code)]
+impl TerminalHuman {
+    /// `non_interactive` is config `permissions.non_interactive`.
+    pub fn new(non_interactive: &str) -> Self {
+        Self {
+            fallback: NonInteractiveHuman::from_config(non_interactive),
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl HumanPort for TerminalHuman {
+    async fn ask_permission(&self, request: &PermissionRequest) -> PermissionDecision {
+        if !std::io::stdin().is_terminal() {
+            return self.fallback.ask_permission(request).await;
+        }
+        let message = request.message();
+        tokio::task::spawn_blocking(move || {
+            let mut err = std::io::stderr();
+            let _ = writeln!(err, "{message}");
+            let _ = write!(
+                err,
+                "[o] allow once  [a] allow always  [d] deny  [k] ask always > "
+            );
+            let _ = err.flush();
+            let mut line = String::new();
+            if std::io::stdin().lock().read_line(&mut line).is_err() {
+                return PermissionDecision::Deny;
+            }
+            match line.trim() {
+                "o" | "O" => PermissionDecision::AllowOnce,
+                "a" | "A" => PermissionDecision::AllowAlways,
+                "k" | "K" => PermissionDecision::AskAlways,
+                other => PermissionDecision::from_label(other).unwrap_or(PermissionDecision::Deny),
+            }
+        })
+        .await
+        .unwrap_or(PermissionDecision::Deny)
+    }
 }

@@ -1,1 +1,37 @@
-//! Shadow workspace, process runner with limits, test detection and failure parsing, shell tool, permission policy.
+//! Shadow workspace, process runner with limits, test detection and failure
+//! parsing, shell tool, permission policy.
+//!
+//! Entry points for other layers:
+//! - [`run_project_tests`]: tests of the workspace (with unsaved buffers) in a fresh shadow.
+//! - [`run_tests_in_shadow`]: tests in a shadow the caller owns (agent patches).
+//! - [`ShellTool::run`]: a shell command behind the permission gate, run in the sandbox.
+//! - [`PermissionPolicy::check`]: the verdict for a command, without running it.
+//! - [`probe_mechanisms`]: which isolation mechanisms this machine enforces.
+
+mod error;
+mod human;
+mod limits;
+pub mod mechanisms;
+mod permission;
+mod permission_store;
+mod runner;
+mod shadow;
+mod shell_lex;
+pub mod shell_parse;
+mod shell_tool;
+mod test_detect;
+pub mod test_parse;
+mod tests_run;
+
+pub use error::SandboxError;
+pub use human::{HumanPort, NonInteractiveHuman, PermissionDecision, PermissionRequest};
+pub use limits::{allowlisted_env, expand_path, ResourceLimits, RunSpec};
+pub use mechanisms::{probe_mechanisms, MechanismStatus, WritePlan};
+pub use permission::{PermissionPolicy, PermissionVerdict};
+pub use permission_store::{JsonPermissionStore, PermissionStore, StoredDecision};
+pub use runner::{run_sandboxed, CappedOutput, RunEnd, RunOutput};
+pub use shadow::{cleanup_stale_shadows, list_workspace_files, ShadowWorkspace};
+pub use shell_tool::{ShellOutcome, ShellTool};
+pub use test_detect::{detect_test_command, TestCommand, TestFramework};
+pub use test_parse::TestFailure;
+pub use tests_run::{run_project_tests, run_tests_in_shadow, BufferOverlay, TestReport};

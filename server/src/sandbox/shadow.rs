@@ -1,0 +1,345 @@
+//! `ShadowWorkspace`: a disposable copy of the workspace where patches are
+//! applied and tests run. Untouched files are hard links (cheap); a file that
+//! is written is first unlinked and replaced by a real copy, so the real
+//! workspace is never modified through a shared inode.
+
+use super::SandboxError;
+use std::collections::HashSet;
+use std::io::Write;
+use std::path::{Component, Path, PathBuf};
+
+/// Name of the lock file holding the owner's pid inside each shadow.
+const OWNER_FILE: &str = ".tinycoder-shadow-owner";
+
+/// A shadow copy of a workspace under `<cache>/shadows/<task id>`; removed on drop.
+#[derive(Debug)]
+pub struct ShadowWorkspace {
+    source: PathBuf,
+    root: PathBuf,
+    tree: PathBuf,
+    /// Files written in the shadow (real copies, not links), workspace-relative.
+    owned: HashSet<PathBuf>,
+    keep: bool,
+}
+
+impl ShadowWorkspace {
+    /// Creates (or reuses and refreshes) the shadow of `source` for `task_id` under `cache_dir/shadows`.
+    pub fn create(source: &Path, cache_dir: &Path, task_id: &str) -> Result<Self, SandboxError> {
+        let safe_id: String = task_id
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        let shadows = cache_dir.join("shadows");
+        let root = shadows.join(if safe_id.is_empty() {
+            "task".to_string()
+        } else {
+            safe_id
+        });
+        let tree = root.join("tree");
+        std::fs::create_dir_all(&tree)
+            .map_err(|e| SandboxError::io("create the shadow directory", &tree, e))?;
+        std::fs::write(root.join(OWNER_FILE), std::process::id().to_string())
+            .map_err(|e| SandboxError::io("write the shadow owner file", &root, e))?;
+        let mut shadow = Self {
+            source: source.to_path_buf(),
+            root,
+            tree,
+            owned: HashSet::new(),
+            keep: false,
+        };
+        shadow.refresh()?;
+        Ok(shadow)
+    }
+
+    /// The shadow tree (the copy of the workspace root).
+    pub fn path(&self) -> &Path {
+        &self.tree
+    }
+
+    /// A per-shadow scratch directory (TMPDIR for sandboxed runs).
+    pub fn temp_dir(&self) -> Result<PathBuf, SandboxError> {
+        let t = self.root.join("tmp");
+        std::fs::create_dir_all(&t)
+            .map_err(|e| SandboxError::io("create the shadow temp dir", &t, e))?;
+        Ok(t)
+    }
+
+    /// Brings the shadow in line with the workspace: links new/changed files,
+    /// removes files gone from the workspace, drops earlier overlays and patches.
+    pub fn refresh(&mut self) -> Result<(), SandboxError> {
+        let files = list_workspace_files(&self.source)?;
+        let wanted: HashSet<PathBuf> = files.iter().cloned().collect();
+        // Remove stale files in the shadow (build outputs in the shadow are not listed, so they go too,
+        // unless ignored: we only walk what we created, i.e. paths from the previous listing or owned).
+        for rel in existing_shadow_files(&self.tree) {
+            if !wanted.contains(&rel) || self.owned.contains(&rel) {
+                let _ = std::fs::remove_file(self.tree.join(&rel));
+            }
+        }
+        self.owned.clear();
+        for rel in &files {
+            let src = self.source.join(rel);
+            let dst = self.tree.join(rel);
+            if same_inode(&src, &dst) {
+                continue;
+            }
+            if let Some(parent) = dst.parent() {
+                std::fs::create_dir_all(parent)
+                    .map_err(|e| SandboxError::io("create a shadow directory", parent, e))?;
+            }
+            let _ = std::fs::remove_file(&dst);
+            if std::fs::hard_link(&src, &dst).is_err() {
+                std::fs::copy(&src, &dst)
+                    .map_err(|e| SandboxError::io("copy into the shadow", &src, e))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes `bytes` to `rel` in the shadow, breaking the hard link first so the workspace file is untouched.
+    pub fn write_file(&mut self, rel: &Path, bytes: &[u8]) -> Result<(), SandboxError> {
+        let rel = checked_relative(rel)?;
+        self.refuse_symlinked_parents(&rel)?;
+        let dst = self.tree.join(&rel);
+        if let Some(parent) = dst.parent() {
+            std::fs::create_dir_all(parent)
+                .map_err(|e| SandboxError::io("create a shadow directory", parent, e))?;
+        }
+        // Unlink, then create a new inode: writing through the link would change the real file.
+        match std::fs::remove_file(&dst) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(SandboxError::io("unlink a shadow file", &dst, e)),
+        }
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&dst)
+            .map_err(|e| SandboxError::io("write a shadow file", &dst, e))?;
+        f.write_all(bytes)
+            .map_err(|e| SandboxError::io("write a shadow file", &dst, e))?;
+        if let Ok(meta) = std::fs::metadata(self.source.join(&rel)) {
+            let _ = std::fs::set_permissions(&dst, meta.permissions());
+        }
+        self.owned.insert(rel);
+        Ok(())
+    }
+
+    /// Overlays an unsaved editor buffer for `rel`.
+    pub fn overlay(&mut self, rel: &Path, text: &str) -> Result<(), SandboxError> {
+        self.write_file(rel, text.as_bytes())
+    }
+
+    /// Deletes `rel` in the shadow only.
+    pub fn remove_file(&mut self, rel: &Path) -> Result<(), SandboxError> {
+        let rel = checked_relative(rel)?;
+        self.refuse_symlinked_parents(&rel)?;
+        let dst = self.tree.join(&rel);
+        std::fs::remove_file(&dst)
+            .map_err(|e| SandboxError::io("remove a shadow file", &dst, e))?;
+        self.owned.insert(rel);
+        Ok(())
+    }
+
+    /// Refuses a path whose parent directories in the shadow include a symlink:
+    /// this process is not sandboxed, and writing through a link could leave the shadow.
+    fn refuse_symlinked_parents(&self, rel: &Path) -> Result<(), SandboxError> {
+        let mut at = self.tree.clone();
+        if let Some(parent) = rel.parent() {
+            for c in parent.components() {
+                at.push(c);
+                if std::fs::symlink_metadata(&at).is_ok_and(|m| m.file_type().is_symlink()) {
+                    return Err(SandboxError::PathOutsideShadow(rel.to_path_buf()));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Absolute paths of the files that are real copies (written by `write_file`/`overlay`).
+    pub fn owned_files(&self) -> Vec<PathBuf> {
+        self.owned
+            .iter()
+            .map(|r| self.tree.join(r))
+            .filter(|p| p.is_file())
+            .collect()
+    }
+
+    /// Keeps the directory on drop (for reuse by a later process; stale-cleanup still applies).
+    pub fn keep_on_drop(&mut self, keep: bool) {
+        self.keep = keep;
+    }
+}
+
+impl Drop for ShadowWorkspace {
+    fn drop(&mut self) {
+        if !self.keep {
+            if let Err(e) = std::fs::remove_dir_all(&self.root) {
+                tracing::warn!(dir = %self.root.display(), "could not remove shadow workspace: {e}");
+            }
+        }
+    }
+}
+
+/// Removes shadows under `cache_dir/shadows` whose owner process is gone (crash leftovers).
+/// Returns how many were removed.
+pub fn cleanup_stale_shadows(cache_dir: &Path) -> usize {
+    let Ok(entries) = std::fs::read_dir(cache_dir.join("shadows")) else {
+        return 0;
+    };
+    let mut removed = 0;
+    for entry in entries.flatten() {
+        let dir = entry.path();
+        let owner = std::fs::read_to_string(dir.join(OWNER_FILE))
+            .ok()
+            .and_then(|s| s.trim().parse::<i32>().ok());
+        let alive = owner.is_some_and(|pid| pid > 0 && Path::new(&format!("/proc/{pid}")).exists());
+        if !alive && std::fs::remove_dir_all(&dir).is_ok() {
+            removed += 1;
+        }
+    }
+    removed
+}
+
+/// Workspace-relative paths of tracked and untracked-but-not-ignored files.
+pub fn list_workspace_files(root: &Path) -> Result<Vec<PathBuf>, SandboxError> {
+    let mut out = Vec::new();
+    let walker = ignore::WalkBuilder::new(root)
+        .hidden(false)
+        .git_ignore(true)
+        .git_exclude(true)
+        .require_git(false)
+        .build();
+    for entry in walker {
+        let entry = entry.map_err(|e| SandboxError::Walk(e.to_string()))?;
+        // Symlinks are kept as links (hard-linking a symlink links the link itself).
+        if !entry
+            .file_type()
+            .is_some_and(|t| t.is_file() || t.is_symlink())
+        {
+            continue;
+        }
+        if let Ok(rel) = entry.path().strip_prefix(root) {
+            if rel
+                .components()
+                .next()
+                .is_some_and(|c| c.as_os_str() == ".git")
+            {
+                continue;
+            }
+            out.push(rel.to_path_buf());
+        }
+    }
+    Ok(out)
+}
+
+fn existing_shadow_files(tree: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let walker = ignore::WalkBuilder::new(tree)
+        .standard_filters(false)
+        .build();
+    for entry in walker.flatten() {
+        if entry
+            .file_type()
+            .is_some_and(|t| t.is_file() || t.is_symlink())
+        {
+            if let Ok(rel) = entry.path().strip_prefix(tree) {
+                out.push(rel.to_path_buf());
+            }
+        }
+    }
+    out
+}
+
+fn same_inode(a: &Path, b: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (std::fs::metadata(a), std::fs::symlink_metadata(b)) {
+        (Ok(x), Ok(y)) => x.dev() == y.dev() && x.ino() == y.ino(),
+        _ => false,
+    }
+}
+
+fn checked_relative(rel: &Path) -> Result<PathBuf, SandboxError> {
+    let ok = rel
+        .components()
+        .all(|c| matches!(c, Component::Normal(_) | Component::CurDir));
+    if !ok || rel.as_os_str().is_empty() {
+        return Err(SandboxError::PathOutsideShadow(rel.to_path_buf()));
+    }
+    Ok(rel.to_path_buf())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn write_breaks_the_link_and_never_touches_the_workspace() {
+        let ws = tempfile::tempdir().unwrap();
+        let cache = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(ws.path().join("src")).unwrap();
+        std::fs::write(ws.path().join("src/lib.rs"), "original").unwrap();
+        std::fs::write(ws.path().join(".gitignore"), "target/\n").unwrap();
+        std::fs::create_dir_all(ws.path().join("target")).unwrap();
+        std::fs::write(ws.path().join("target/big"), "ignored").unwrap();
+        let mut shadow = ShadowWorkspace::create(ws.path(), cache.path(), "t1").unwrap();
+        assert!(
+            !shadow.path().join("target/big").exists(),
+            "ignored files are not copied"
+        );
+        shadow
+            .write_file(Path::new("src/lib.rs"), b"patched")
+            .unwrap();
+        shadow.overlay(Path::new("src/new.rs"), "unsaved").unwrap();
+        assert_eq!(
+            std::fs::read_to_string(ws.path().join("src/lib.rs")).unwrap(),
+            "original"
+        );
+        assert_eq!(
+            std::fs::read_to_string(shadow.path().join("src/lib.rs")).unwrap(),
+            "patched"
+        );
+        assert!(!ws.path().join("src/new.rs").exists());
+        assert!(shadow.write_file(Path::new("../escape"), b"x").is_err());
+        let outside = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(outside.path(), ws.path().join("link")).unwrap();
+        shadow.refresh().unwrap();
+        assert!(std::fs::symlink_metadata(shadow.path().join("link"))
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert!(shadow.write_file(Path::new("link/pwned"), b"x").is_err());
+        assert!(!outside.path().join("pwned").exists());
+        shadow.refresh().unwrap();
+        assert_eq!(
+            std::fs::read_to_string(shadow.path().join("src/lib.rs")).unwrap(),
+            "original"
+        );
+        assert!(
+            !shadow.path().join("src/new.rs").exists(),
+            "refresh drops overlays"
+        );
+        let root = shadow.root.clone();
+        drop(shadow);
+        assert!(!root.exists(), "removed on drop");
+    }
+
+    #[test]
+    fn stale_shadows_of_dead_owners_are_removed() {
+        let cache = tempfile::tempdir().unwrap();
+        let dead = cache.path().join("shadows/dead");
+        std::fs::create_dir_all(&dead).unwrap();
+        std::fs::write(dead.join(OWNER_FILE), "999999999").unwrap();
+        let ws = tempfile::tempdir().unwrap();
+        let live = ShadowWorkspace::create(ws.path(), cache.path(), "live").unwrap();
+        assert_eq!(cleanup_stale_shadows(cache.path()), 1);
+        assert!(!dead.exists());
+        assert!(live.path().exists());
+    }
+}

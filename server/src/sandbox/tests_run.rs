@@ -1,0 +1,148 @@
+//! Running a project's tests in a shadow and turning the output into a report.
+
+use super::test_parse::{parse_failures, TestFailure};
+use super::{
+    detect_test_command, run_sandboxed, MechanismStatus, RunEnd, RunSpec, SandboxError,
+    ShadowWorkspace,
+};
+use crate::config::Config;
+use crate::paths::WorkspacePaths;
+use serde::Serialize;
+use std::path::PathBuf;
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+/// An unsaved editor buffer to overlay on the shadow.
+#[derive(Debug, Clone)]
+pub struct BufferOverlay {
+    /// Workspace-relative path.
+    pub rel_path: PathBuf,
+    /// The buffer's text.
+    pub text: String,
+}
+
+/// The outcome of a test run.
+#[derive(Debug, Clone, Serialize)]
+pub struct TestReport {
+    /// The command that ran.
+    pub command: String,
+    /// True when the command exited 0 (and was not killed).
+    pub passed: bool,
+    /// How the run ended.
+    pub end: RunEnd,
+    /// Parsed failures, workspace-relative.
+    pub failures: Vec<TestFailure>,
+    /// Wall time.
+    pub duration: Duration,
+    /// The last part of the output (stdout then stderr), for display.
+    pub output_tail: String,
+    /// The isolation mechanisms and whether each was enforced.
+    pub mechanisms: Vec<MechanismStatus>,
+}
+
+/// Runs the workspace's tests in a fresh shadow (with `overlays`), then removes the shadow.
+/// Cancelling `cancel` kills the test process group.
+pub async fn run_project_tests(
+    config: &Config,
+    paths: &WorkspacePaths,
+    overlays: &[BufferOverlay],
+    cancel: &CancellationToken,
+) -> Result<TestReport, SandboxError> {
+    super::cleanup_stale_shadows(&paths.cache_dir);
+    let task = format!("tests-{}", uuid::Uuid::new_v4());
+    let root = paths.root.clone();
+    let cache = paths.cache_dir.clone();
+    let overlays = overlays.to_vec();
+    let shadow = tokio::task::spawn_blocking(move || -> Result<ShadowWorkspace, SandboxError> {
+        let mut shadow = ShadowWorkspace::create(&root, &cache, &task)?;
+        for o in &overlays {
+            shadow.overlay(&o.rel_path, &o.text)?;
+        }
+        Ok(shadow)
+    })
+    .await
+    .map_err(|e| SandboxError::Walk(format!("shadow creation task failed: {e}")))??;
+    let mut shadow = shadow;
+    let report = run_tests_in_shadow(config, paths, &mut shadow, cancel).await;
+    tokio::task::spawn_blocking(move || drop(shadow)).await.ok();
+    report
+}
+
+/// Runs the detected (or configured) test command in `shadow`.
+///
+/// Files in the shadow may be hard links into the workspace, so the process may
+/// not write existing files in place (Landlock); a cargo project's `Cargo.lock`
+/// is made the shadow's own copy first because cargo rewrites it in place.
+pub async fn run_tests_in_shadow(
+    config: &Config,
+    paths: &WorkspacePaths,
+    shadow: &mut ShadowWorkspace,
+    cancel: &CancellationToken,
+) -> Result<TestReport, SandboxError> {
+    let sc = &config.sandbox;
+    let cmd = detect_test_command(shadow.path(), &sc.test_command)?;
+    if cmd.framework == super::TestFramework::Cargo {
+        let lock = shadow.path().join("Cargo.lock");
+        let bytes = std::fs::read(&lock).unwrap_or_default();
+        shadow.write_file(std::path::Path::new("Cargo.lock"), &bytes)?;
+    }
+    let mut spec = RunSpec::in_shadow(
+        sc,
+        &cmd.program,
+        &cmd.args,
+        shadow,
+        Duration::from_secs(sc.wall_timeout_s),
+    )?;
+    // Shared per workspace, so a shadow does not rebuild every dependency.
+    let target = paths.cache_dir.join("cargo-target");
+    std::fs::create_dir_all(&target)
+        .map_err(|e| SandboxError::io("create the shared cargo target dir", &target, e))?;
+    spec.set_env("CARGO_TARGET_DIR", &target.to_string_lossy());
+    spec.set_env("CARGO_TERM_COLOR", "never");
+    spec.set_env("CARGO_NET_OFFLINE", "true");
+    spec.set_env("PYTHONDONTWRITEBYTECODE", "1");
+    spec.set_env("NO_COLOR", "1");
+    spec.writable.dirs.push(target);
+    let out = run_sandboxed(&spec, cancel).await?;
+    let combined = format!("{}\n{}", out.stdout.text, out.stderr.text);
+    let mut failures = parse_failures(cmd.framework, &combined, shadow.path());
+    if !out.success() && failures.is_empty() {
+        let why = match out.end {
+            RunEnd::TimedOut => format!(
+                "killed after the {} s wall timeout (sandbox.wall_timeout_s)",
+                sc.wall_timeout_s
+            ),
+            RunEnd::Cancelled => "cancelled".to_string(),
+            RunEnd::Signaled(s) => format!("killed by signal {s}"),
+            RunEnd::Exited(c) => {
+                format!("exited with code {c}; no failure could be parsed from the output")
+            }
+        };
+        failures.push(TestFailure {
+            file: String::new(),
+            line: 0,
+            test: cmd.display(),
+            message: why,
+        });
+    }
+    Ok(TestReport {
+        command: cmd.display(),
+        passed: out.success(),
+        end: out.end,
+        failures,
+        duration: out.duration,
+        output_tail: tail(&combined, 4000),
+        mechanisms: out.mechanisms,
+    })
+}
+
+fn tail(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_string();
+    }
+    let mut start = s.len() - max;
+    while !s.is_char_boundary(start) {
+        start += 1;
+    }
+    s[start..].to_string()
+}

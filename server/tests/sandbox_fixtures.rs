@@ -1,0 +1,116 @@
+//! Test detection, sandboxed runs and failure parsing on real failing
+//! projects in `tests/fixtures/` (real cargo, real pytest, real unittest).
+
+#[path = "sandbox_common.rs"]
+mod common;
+
+use std::path::{Path, PathBuf};
+use tinycoder::paths::WorkspacePaths;
+use tinycoder::sandbox::test_parse::render;
+use tinycoder::sandbox::{run_project_tests, BufferOverlay, TestReport};
+use tokio_util::sync::CancellationToken;
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixtures")
+        .join(name)
+}
+
+/// One fixture run at a time: they share the cache dir, and the check that no
+/// shadow is left behind must not see another test's live shadow.
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+async fn run(name: &str, test_command: &str, overlays: &[BufferOverlay]) -> TestReport {
+    let _serial = SERIAL.lock().await;
+    common::hermetic_dirs();
+    let root = fixture(name);
+    let before = common::tree_hashes(&root);
+    let mut config = common::default_config();
+    config.sandbox.test_command = test_command.to_string();
+    config.sandbox.wall_timeout_s = 300;
+    let paths = WorkspacePaths::new(&root, "");
+    let report = run_project_tests(&config, &paths, overlays, &CancellationToken::new())
+        .await
+        .expect("test run");
+    assert_eq!(before, common::tree_hashes(&root), "the fixture changed");
+    assert!(
+        !paths
+            .cache_dir
+            .join("shadows")
+            .read_dir()
+            .map(|mut d| d.next().is_some())
+            .unwrap_or(false),
+        "shadow left behind"
+    );
+    report
+}
+
+#[tokio::test]
+async fn rust_test_panic_is_located() {
+    let report = run("rust-failing", "", &[]).await;
+    assert!(!report.passed);
+    assert_eq!(report.command, "cargo test --no-fail-fast --color never");
+    expect_test::expect![[r#"
+        src/lib.rs:24 [tests::adds_wrongly] assertion `left == right` failed: one plus two
+          left: 3
+         right: 4
+    "#]]
+    .assert_eq(&render(&report.failures));
+}
+
+#[tokio::test]
+async fn rust_compile_error_is_located() {
+    let report = run("rust-failing", "cargo test --features broken", &[]).await;
+    assert!(!report.passed);
+    expect_test::expect![[r#"
+        src/lib.rs:9 [compile error[E0308]] mismatched types
+    "#]]
+    .assert_eq(&render(&report.failures));
+}
+
+#[tokio::test]
+async fn unsaved_buffer_overlay_is_tested() {
+    // The editor buffer fixes the test; the file on disk is unchanged.
+    let text = std::fs::read_to_string(fixture("rust-failing/src/lib.rs"))
+        .unwrap()
+        .replace("add(1, 2), 4", "add(1, 2), 3");
+    let report = run(
+        "rust-failing",
+        "",
+        &[BufferOverlay {
+            rel_path: "src/lib.rs".into(),
+            text,
+        }],
+    )
+    .await;
+    assert!(report.passed, "{}", report.output_tail);
+    assert!(report.failures.is_empty());
+}
+
+#[tokio::test]
+async fn pytest_failures_are_located() {
+    let report = run("python-failing", "", &[]).await;
+    assert!(!report.passed);
+    assert!(
+        report.command.contains("pytest"),
+        "pytest must be installed: {}",
+        report.command
+    );
+    expect_test::expect![[r#"
+        tests/test_calc.py:9 [tests/test_calc.py::test_add_wrong] assert 3 == 4
+        tests/test_calc_unittest.py:14 [tests/test_calc_unittest.py::SubTest::test_sub_error] ValueError: boom
+        tests/test_calc_unittest.py:11 [tests/test_calc_unittest.py::SubTest::test_sub_wrong] AssertionError: 2 != 3
+    "#]]
+    .assert_eq(&render(&report.failures));
+}
+
+#[tokio::test]
+async fn unittest_failures_are_located() {
+    let report = run("python-failing", "python3 -m unittest discover -v", &[]).await;
+    assert!(!report.passed);
+    expect_test::expect![[r#"
+        tests/test_calc_unittest.py:14 [tests.test_calc_unittest.SubTest.test_sub_error] ValueError: boom
+        tests/test_calc_unittest.py:11 [tests.test_calc_unittest.SubTest.test_sub_wrong] AssertionError: 2 != 3
+    "#]]
+    .assert_eq(&render(&report.failures));
+}
