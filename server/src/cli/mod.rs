@@ -93,6 +93,14 @@ fn init_logging(default_level: &str) {
 /// Entry point of the binary.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    if !matches!(cli.command, Command::Lsp(_)) {
+        // `tinycoder search x | head` should end quietly when the reader goes away,
+        // as other command-line tools do, instead of panicking on a broken pipe.
+        // SAFETY: restoring the default disposition of SIGPIPE before any thread starts.
+        unsafe {
+            libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        }
+    }
     init_logging("warn");
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,

@@ -71,7 +71,7 @@ impl ConfigInputs {
             .iter()
             .find(|(k, _)| k == ENV_CONFIG_FILE)
             .map(|(_, v)| PathBuf::from(v))
-            .or_else(|| crate::paths::user_config_file());
+            .or_else(crate::paths::user_config_file);
         Self { user_file, workspace_root, env, init_options: None }
     }
 }
