@@ -45,14 +45,8 @@ fn plain_copy(src: &Path, dst: &Path) {
 }
 
 fn report(name: &str, base_name: &str, mut subject: Vec<Duration>, mut baseline: Vec<Duration>) {
-    let (s50, s99) = (
-        percentile(&mut subject, 0.5),
-        percentile(&mut subject, 0.99),
-    );
-    let (b50, b99) = (
-        percentile(&mut baseline, 0.5),
-        percentile(&mut baseline, 0.99),
-    );
+    let (s50, s99) = (percentile(&mut subject, 0.5), percentile(&mut subject, 0.99));
+    let (b50, b99) = (percentile(&mut baseline, 0.5), percentile(&mut baseline, 0.99));
     println!(
         "{name}: p50 {:.2} ms, p99 {:.2} ms | {base_name}: p50 {:.2} ms, p99 {:.2} ms | ratio p50 {:.2}x, p99 {:.2}x (n={})",
         ms(s50),
@@ -72,8 +66,7 @@ fn bench_shadow() {
     let (mut shadow_t, mut copy_t) = (Vec::new(), Vec::new());
     for run in 0..5 {
         let t = Instant::now();
-        let shadow = ShadowWorkspace::create(src.path(), cache.path(), &format!("bench-{run}"))
-            .expect("shadow");
+        let shadow = ShadowWorkspace::create(src.path(), cache.path(), &format!("bench-{run}")).expect("shadow");
         shadow_t.push(t.elapsed());
         drop(shadow);
         let dst = tempfile::tempdir().expect("tempdir");
@@ -81,29 +74,18 @@ fn bench_shadow() {
         plain_copy(src.path(), dst.path());
         copy_t.push(t.elapsed());
     }
-    report(
-        "shadow creation, 10,000 files",
-        "plain recursive copy",
-        shadow_t,
-        copy_t,
-    );
+    report("shadow creation, 10,000 files", "plain recursive copy", shadow_t, copy_t);
 }
 
 fn bench_run_overhead(rt: &tokio::runtime::Runtime, program: &str, args: &[&str], n: usize) {
-    let inputs = ConfigInputs {
-        user_file: None,
-        workspace_root: None,
-        env: vec![],
-        init_options: None,
-    };
+    let inputs = ConfigInputs { user_file: None, workspace_root: None, env: vec![], init_options: None };
     let config = LoadedConfig::load(&inputs).expect("config").config.sandbox;
     let ws = tempfile::tempdir().expect("tempdir");
     std::fs::write(ws.path().join("a.txt"), "a").expect("write");
     let cache = tempfile::tempdir().expect("tempdir");
     let shadow = ShadowWorkspace::create(ws.path(), cache.path(), "bench-run").expect("shadow");
     let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-    let spec = RunSpec::in_shadow(&config, program, &args, &shadow, Duration::from_secs(30))
-        .expect("spec");
+    let spec = RunSpec::in_shadow(&config, program, &args, &shadow, Duration::from_secs(30)).expect("spec");
     let cancel = CancellationToken::new();
     let (mut sandboxed, mut plain) = (Vec::new(), Vec::new());
     for _ in 0..n {
@@ -114,29 +96,17 @@ fn bench_run_overhead(rt: &tokio::runtime::Runtime, program: &str, args: &[&str]
         let t = Instant::now();
         let status = rt
             .block_on(async {
-                tokio::process::Command::new(program)
-                    .args(&args)
-                    .current_dir(shadow.path())
-                    .output()
-                    .await
+                tokio::process::Command::new(program).args(&args).current_dir(shadow.path()).output().await
             })
             .expect("plain");
         plain.push(t.elapsed());
         assert!(status.status.success());
     }
-    report(
-        &format!("sandboxed `{program} {}`", args.join(" ")),
-        "plain",
-        sandboxed,
-        plain,
-    );
+    report(&format!("sandboxed `{program} {}`", args.join(" ")), "plain", sandboxed, plain);
 }
 
 fn main() {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
     for m in probe_mechanisms() {
         println!("mechanism {:<18} enforced={}", m.name, m.enforced);
     }

@@ -10,9 +10,7 @@ use tinycoder::sandbox::PermissionPolicy;
 const WORKSPACE: &str = "/home/dev/project";
 
 fn corpus(name: &str) -> Vec<String> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../tests/permissions")
-        .join(name);
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/permissions").join(name);
     std::fs::read_to_string(&path)
         .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
         .lines()
@@ -28,22 +26,10 @@ fn policy() -> PermissionPolicy {
 #[test]
 fn every_dangerous_variant_is_gated() {
     let lines = corpus("dangerous.txt");
-    assert!(
-        lines.len() >= 100,
-        "only {} dangerous variants",
-        lines.len()
-    );
+    assert!(lines.len() >= 100, "only {} dangerous variants", lines.len());
     let p = policy();
     let missed: Vec<&String> = lines.iter().filter(|l| !p.check(l).dangerous).collect();
-    assert!(
-        missed.is_empty(),
-        "not gated:\n{}",
-        missed
-            .iter()
-            .map(|s| s.as_str())
-            .collect::<Vec<_>>()
-            .join("\n")
-    );
+    assert!(missed.is_empty(), "not gated:\n{}", missed.iter().map(|s| s.as_str()).collect::<Vec<_>>().join("\n"));
 }
 
 #[test]
@@ -55,8 +41,7 @@ fn everyday_commands_are_not_gated() {
         .iter()
         .filter_map(|l| {
             let v = p.check(l);
-            v.dangerous
-                .then(|| format!("{l}  <- {:?}: {}", v.rule, v.reason))
+            v.dangerous.then(|| format!("{l}  <- {:?}: {}", v.rule, v.reason))
         })
         .collect();
     assert!(gated.is_empty(), "false positives:\n{}", gated.join("\n"));
@@ -77,10 +62,7 @@ fn verdicts_name_the_rule_and_sub_command() {
     .iter()
     .map(|c| {
         let v = p.check(c);
-        format!(
-            "{c}\n  dangerous={} rule={:?} sub={:?}\n",
-            v.dangerous, v.rule, v.sub_command
-        )
+        format!("{c}\n  dangerous={} rule={:?} sub={:?}\n", v.dangerous, v.rule, v.sub_command)
     })
     .collect();
     expect_test::expect![[r#"
@@ -98,5 +80,6 @@ fn verdicts_name_the_rule_and_sub_command() {
           dangerous=true rule=Some("interpreter-code") sub=Some("python3 -c import shutil; shutil.rmtree('/')")
         echo 'oops
           dangerous=true rule=Some("unparseable") sub=None
-    "#]].assert_eq(&rendered);
+    "#]]
+    .assert_eq(&rendered);
 }

@@ -7,33 +7,18 @@ use tinycoder::config::{Config, ConfigInputs, LoadedConfig};
 
 /// The built-in default configuration (no user file, no environment).
 pub fn default_config() -> Config {
-    let inputs = ConfigInputs {
-        user_file: None,
-        workspace_root: None,
-        env: vec![],
-        init_options: None,
-    };
-    LoadedConfig::load(&inputs)
-        .expect("built-in config loads")
-        .config
+    let inputs = ConfigInputs { user_file: None, workspace_root: None, env: vec![], init_options: None };
+    LoadedConfig::load(&inputs).expect("built-in config loads").config
 }
 
 /// Hash of every file under `root` (path → xxh3 of bytes), for before/after comparisons.
 pub fn tree_hashes(root: &Path) -> BTreeMap<PathBuf, u64> {
     let mut out = BTreeMap::new();
-    for entry in ignore::WalkBuilder::new(root)
-        .standard_filters(false)
-        .build()
-        .flatten()
-    {
+    for entry in ignore::WalkBuilder::new(root).standard_filters(false).build().flatten() {
         if entry.file_type().is_some_and(|t| t.is_file()) {
             let bytes = std::fs::read(entry.path()).expect("read");
             out.insert(
-                entry
-                    .path()
-                    .strip_prefix(root)
-                    .expect("prefix")
-                    .to_path_buf(),
+                entry.path().strip_prefix(root).expect("prefix").to_path_buf(),
                 xxhash_rust::xxh3::xxh3_64(&bytes),
             );
         }

@@ -18,16 +18,9 @@ fn fixture() -> Fixture {
     common::hermetic_dirs();
     let workspace = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(workspace.path().join("src")).unwrap();
-    std::fs::write(
-        workspace.path().join("src/lib.rs"),
-        "pub fn f() -> i32 { 1 }\n",
-    )
-    .unwrap();
+    std::fs::write(workspace.path().join("src/lib.rs"), "pub fn f() -> i32 { 1 }\n").unwrap();
     std::fs::write(workspace.path().join("README.md"), "hello\n").unwrap();
-    Fixture {
-        workspace,
-        cache: tempfile::tempdir().unwrap(),
-    }
+    Fixture { workspace, cache: tempfile::tempdir().unwrap() }
 }
 
 /// Runs `script` with `sh -c` in a shadow of the fixture with a short timeout,
@@ -39,36 +32,18 @@ async fn run_in_shadow(fx: &Fixture, script: &str, timeout_s: u64) -> RunOutput 
     config.kill_grace_ms = 300;
     config.max_processes = 64;
     config.output_cap_kb = 64;
-    let spec = RunSpec::in_shadow(
-        &config,
-        "sh",
-        &["-c".into(), script.into()],
-        &shadow,
-        Duration::from_secs(timeout_s),
-    )
-    .unwrap();
-    let out = run_sandboxed(&spec, &CancellationToken::new())
-        .await
-        .unwrap();
+    let spec =
+        RunSpec::in_shadow(&config, "sh", &["-c".into(), script.into()], &shadow, Duration::from_secs(timeout_s))
+            .unwrap();
+    let out = run_sandboxed(&spec, &CancellationToken::new()).await.unwrap();
     drop(shadow);
-    assert_eq!(
-        before,
-        common::tree_hashes(fx.workspace.path()),
-        "the real workspace changed"
-    );
+    assert_eq!(before, common::tree_hashes(fx.workspace.path()), "the real workspace changed");
     out
 }
 
 fn require(mechanism: &str) {
-    let m = tinycoder::sandbox::probe_mechanisms()
-        .into_iter()
-        .find(|m| m.name == mechanism)
-        .unwrap();
-    assert!(
-        m.enforced,
-        "mechanism {mechanism} is not enforced on this machine: {}",
-        m.detail
-    );
+    let m = tinycoder::sandbox::probe_mechanisms().into_iter().find(|m| m.name == mechanism).unwrap();
+    assert!(m.enforced, "mechanism {mechanism} is not enforced on this machine: {}", m.detail);
 }
 
 #[tokio::test]
@@ -86,11 +61,7 @@ async fn network_connect_is_refused() {
     assert_ne!(out.end, RunEnd::Exited(0));
     assert!(listener.accept().is_err(), "the listener saw a connection");
     // Control: the same script outside the sandbox does connect (the test can fail).
-    let plain = std::process::Command::new("sh")
-        .arg("-c")
-        .arg(&script)
-        .output()
-        .unwrap();
+    let plain = std::process::Command::new("sh").arg("-c").arg(&script).output().unwrap();
     assert!(String::from_utf8_lossy(&plain.stdout).contains("CONNECTED"));
 }
 
@@ -108,15 +79,8 @@ async fn writes_outside_the_shadow_are_refused() {
     );
     let out = run_in_shadow(&fx, &script, 5).await;
     assert!(out.stdout.text.contains("done"), "{out:?}");
-    assert!(
-        !target.exists() && !outside.path().join("pwned.txt2").exists(),
-        "wrote outside the shadow"
-    );
-    assert!(
-        out.stderr.text.contains("Permission denied"),
-        "{}",
-        out.stderr.text
-    );
+    assert!(!target.exists() && !outside.path().join("pwned.txt2").exists(), "wrote outside the shadow");
+    assert!(out.stderr.text.contains("Permission denied"), "{}", out.stderr.text);
 }
 
 #[tokio::test]
@@ -127,23 +91,13 @@ async fn fork_bomb_is_contained() {
     let started = Instant::now();
     let out = run_in_shadow(&fx, "bomb() { bomb | bomb & }; bomb; sleep 30", 2).await;
     // Either the shell gave up when fork failed, or the timeout killed it.
-    assert!(
-        matches!(out.end, RunEnd::TimedOut | RunEnd::Exited(1..)),
-        "{:?}",
-        out.end
-    );
+    assert!(matches!(out.end, RunEnd::TimedOut | RunEnd::Exited(1..)), "{:?}", out.end);
     // Proof that the process limit (not luck) stopped it: fork failed inside.
     let err = out.stderr.text.to_lowercase();
-    assert!(
-        err.contains("fork") || err.contains("resource temporarily unavailable"),
-        "{err}"
-    );
+    assert!(err.contains("fork") || err.contains("resource temporarily unavailable"), "{err}");
     assert!(started.elapsed() < Duration::from_secs(10));
     // The machine can still start processes (the bomb did not eat the pid space).
-    assert!(std::process::Command::new("true")
-        .status()
-        .unwrap()
-        .success());
+    assert!(std::process::Command::new("true").status().unwrap().success());
 }
 
 #[tokio::test]
@@ -184,10 +138,7 @@ fn pids_with(needle: &str) -> Vec<i32> {
             continue;
         };
         if let Ok(cmd) = std::fs::read(e.path().join("cmdline")) {
-            if String::from_utf8_lossy(&cmd)
-                .replace('\0', " ")
-                .contains(needle)
-            {
+            if String::from_utf8_lossy(&cmd).replace('\0', " ").contains(needle) {
                 out.push(pid);
             }
         }
@@ -205,19 +156,13 @@ async fn a_detached_child_dies_with_the_run() {
     assert_eq!(out.end, RunEnd::TimedOut);
     assert!(out.stdout.text.contains("started"));
     std::thread::sleep(Duration::from_millis(300));
-    assert!(
-        pids_with(&format!("sleep {tag}")).is_empty(),
-        "the detached child survived"
-    );
+    assert!(pids_with(&format!("sleep {tag}")).is_empty(), "the detached child survived");
     // Also when the main process exits normally, nothing it left behind survives.
     let script = format!("setsid nohup sleep {tag} > /dev/null 2>&1 & echo started");
     let out = run_in_shadow(&fx, &script, 5).await;
     assert_eq!(out.end, RunEnd::Exited(0));
     std::thread::sleep(Duration::from_millis(300));
-    assert!(
-        pids_with(&format!("sleep {tag}")).is_empty(),
-        "the detached child survived a normal exit"
-    );
+    assert!(pids_with(&format!("sleep {tag}")).is_empty(), "the detached child survived a normal exit");
 }
 
 #[tokio::test]
@@ -225,14 +170,7 @@ async fn cancellation_kills_the_group() {
     let fx = fixture();
     let shadow = ShadowWorkspace::create(fx.workspace.path(), fx.cache.path(), "cancel").unwrap();
     let config = common::default_config().sandbox;
-    let spec = RunSpec::in_shadow(
-        &config,
-        "sleep",
-        &["1000".into()],
-        &shadow,
-        Duration::from_secs(60),
-    )
-    .unwrap();
+    let spec = RunSpec::in_shadow(&config, "sleep", &["1000".into()], &shadow, Duration::from_secs(60)).unwrap();
     let cancel = CancellationToken::new();
     let c2 = cancel.clone();
     tokio::spawn(async move {

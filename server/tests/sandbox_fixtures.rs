@@ -11,9 +11,7 @@ use tinycoder::sandbox::{run_project_tests, BufferOverlay, TestReport};
 use tokio_util::sync::CancellationToken;
 
 fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../tests/fixtures")
-        .join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures").join(name)
 }
 
 /// One fixture run at a time: they share the cache dir, and the check that no
@@ -29,17 +27,10 @@ async fn run(name: &str, test_command: &str, overlays: &[BufferOverlay]) -> Test
     config.sandbox.test_command = test_command.to_string();
     config.sandbox.wall_timeout_s = 300;
     let paths = WorkspacePaths::new(&root, "");
-    let report = run_project_tests(&config, &paths, overlays, &CancellationToken::new())
-        .await
-        .expect("test run");
+    let report = run_project_tests(&config, &paths, overlays, &CancellationToken::new()).await.expect("test run");
     assert_eq!(before, common::tree_hashes(&root), "the fixture changed");
     assert!(
-        !paths
-            .cache_dir
-            .join("shadows")
-            .read_dir()
-            .map(|mut d| d.next().is_some())
-            .unwrap_or(false),
+        !paths.cache_dir.join("shadows").read_dir().map(|mut d| d.next().is_some()).unwrap_or(false),
         "shadow left behind"
     );
     report
@@ -71,18 +62,9 @@ async fn rust_compile_error_is_located() {
 #[tokio::test]
 async fn unsaved_buffer_overlay_is_tested() {
     // The editor buffer fixes the test; the file on disk is unchanged.
-    let text = std::fs::read_to_string(fixture("rust-failing/src/lib.rs"))
-        .unwrap()
-        .replace("add(1, 2), 4", "add(1, 2), 3");
-    let report = run(
-        "rust-failing",
-        "",
-        &[BufferOverlay {
-            rel_path: "src/lib.rs".into(),
-            text,
-        }],
-    )
-    .await;
+    let text =
+        std::fs::read_to_string(fixture("rust-failing/src/lib.rs")).unwrap().replace("add(1, 2), 4", "add(1, 2), 3");
+    let report = run("rust-failing", "", &[BufferOverlay { rel_path: "src/lib.rs".into(), text }]).await;
     assert!(report.passed, "{}", report.output_tail);
     assert!(report.failures.is_empty());
 }
@@ -91,11 +73,7 @@ async fn unsaved_buffer_overlay_is_tested() {
 async fn pytest_failures_are_located() {
     let report = run("python-failing", "", &[]).await;
     assert!(!report.passed);
-    assert!(
-        report.command.contains("pytest"),
-        "pytest must be installed: {}",
-        report.command
-    );
+    assert!(report.command.contains("pytest"), "pytest must be installed: {}", report.command);
     expect_test::expect![[r#"
         tests/test_calc.py:9 [tests/test_calc.py::test_add_wrong] assert 3 == 4
         tests/test_calc_unittest.py:14 [tests/test_calc_unittest.py::SubTest::test_sub_error] ValueError: boom

@@ -6,20 +6,20 @@ mod common;
 
 use std::sync::Mutex;
 use tinycoder::sandbox::{
-    HumanPort, JsonPermissionStore, PermissionDecision, PermissionPolicy, PermissionRequest,
-    PermissionStore, ShadowWorkspace, ShellOutcome, ShellTool,
+    HumanPort, JsonPermissionStore, PermissionChoice, PermissionPolicy, PermissionRequest, PermissionStore,
+    ShadowWorkspace, ShellOutcome, ShellTool,
 };
 use tokio_util::sync::CancellationToken;
 
 /// A scripted stand-in for the user: answers from a queue and records the questions.
 struct ScriptedHuman {
-    answers: Mutex<Vec<PermissionDecision>>,
+    answers: Mutex<Vec<PermissionChoice>>,
     asked: Mutex<Vec<String>>,
 }
 
 #[async_trait::async_trait]
 impl HumanPort for ScriptedHuman {
-    async fn ask_permission(&self, request: &PermissionRequest) -> PermissionDecision {
+    async fn ask_permission(&self, request: &PermissionRequest) -> PermissionChoice {
         self.asked.lock().unwrap().push(request.command.clone());
         self.answers.lock().unwrap().remove(0)
     }
@@ -35,103 +35,43 @@ async fn decisions_gate_runs_and_persist() {
     let config = common::default_config();
     let policy = PermissionPolicy::new(&config.permissions, ws.path()).unwrap();
     let store = JsonPermissionStore::new(data.path());
-    use PermissionDecision::*;
+    use PermissionChoice::*;
     let human = ScriptedHuman {
         answers: Mutex::new(vec![AllowOnce, AllowOnce, Deny, AskAlways, AllowAlways]),
         asked: Mutex::new(vec![]),
     };
-    let tool = ShellTool {
-        policy: &policy,
-        store: &store,
-        human: &human,
-        sandbox: &config.sandbox,
-    };
+    let tool = ShellTool { policy: &policy, store: &store, human: &human, sandbox: &config.sandbox };
     let cancel = CancellationToken::new();
     let shadow = ShadowWorkspace::create(ws.path(), cache.path(), "shell").unwrap();
 
     // Not dangerous: runs without a question, inside the shadow.
-    let out = tool
-        .run("cat a.txt && pwd", &shadow, &cancel)
-        .await
-        .unwrap();
-    let ShellOutcome::Ran {
-        output,
-        decision: None,
-        ..
-    } = out
-    else {
-        panic!("{out:?}")
-    };
-    assert!(
-        output.stdout.text.contains("keep me") && output.stdout.text.contains("shadows"),
-        "{output:?}"
-    );
+    let out = tool.run("cat a.txt && pwd", &shadow, &cancel).await.unwrap();
+    let ShellOutcome::Ran { output, decision: None, .. } = out else { panic!("{out:?}") };
+    assert!(output.stdout.text.contains("keep me") && output.stdout.text.contains("shadows"), "{output:?}");
     assert!(human.asked.lock().unwrap().is_empty());
 
     // Dangerous, allowed once: runs (in the shadow only), and is asked again next time.
     let out = tool.run("rm a.txt", &shadow, &cancel).await.unwrap();
-    assert!(
-        matches!(
-            out,
-            ShellOutcome::Ran {
-                decision: Some(AllowOnce),
-                ..
-            }
-        ),
-        "{out:?}"
-    );
+    assert!(matches!(out, ShellOutcome::Ran { decision: Some(AllowOnce), .. }), "{out:?}");
     assert!(!shadow.path().join("a.txt").exists());
-    assert_eq!(
-        std::fs::read_to_string(ws.path().join("a.txt")).unwrap(),
-        "keep me"
-    );
+    assert_eq!(std::fs::read_to_string(ws.path().join("a.txt")).unwrap(), "keep me");
     let out = tool.run("rm a.txt", &shadow, &cancel).await.unwrap();
     assert!(matches!(out, ShellOutcome::Ran { .. }));
     assert_eq!(human.asked.lock().unwrap().len(), 2);
 
     // Deny persists: the next identical command is refused without a question.
-    let out = tool
-        .run("git push --force", &shadow, &cancel)
-        .await
-        .unwrap();
-    assert!(matches!(
-        out,
-        ShellOutcome::Denied {
-            from_store: false,
-            ..
-        }
-    ));
-    let out = tool
-        .run("git push --force", &shadow, &cancel)
-        .await
-        .unwrap();
-    assert!(matches!(
-        out,
-        ShellOutcome::Denied {
-            from_store: true,
-            ..
-        }
-    ));
+    let out = tool.run("git push --force", &shadow, &cancel).await.unwrap();
+    assert!(matches!(out, ShellOutcome::Denied { from_store: false, .. }));
+    let out = tool.run("git push --force", &shadow, &cancel).await.unwrap();
+    assert!(matches!(out, ShellOutcome::Denied { from_store: true, .. }));
     assert_eq!(human.asked.lock().unwrap().len(), 3);
 
     // Ask-always stays stored, so an allow-always answer later does not silence it.
     let out = tool.run("chmod 600 a.txt", &shadow, &cancel).await.unwrap();
-    assert!(
-        matches!(out, ShellOutcome::Denied { .. }),
-        "ask-always does not run this time"
-    );
+    assert!(matches!(out, ShellOutcome::Denied { .. }), "ask-always does not run this time");
     let _ = tool.run("chmod 600 a.txt", &shadow, &cancel).await.unwrap();
     assert_eq!(human.asked.lock().unwrap().len(), 5);
-    assert_eq!(
-        store.get("chmod 600 a.txt").unwrap().unwrap().decision,
-        AskAlways
-    );
-    assert_eq!(
-        store.get("git push --force").unwrap().unwrap().decision,
-        Deny
-    );
-    assert!(
-        store.get("rm a.txt").unwrap().is_none(),
-        "allow-once is not stored"
-    );
+    assert_eq!(store.get("chmod 600 a.txt").unwrap().unwrap().decision, AskAlways);
+    assert_eq!(store.get("git push --force").unwrap().unwrap().decision, Deny);
+    assert!(store.get("rm a.txt").unwrap().is_none(), "allow-once is not stored");
 }

@@ -328,7 +328,30 @@ impl PermissionChoice {
 
     /// Parses a snake_case name.
     pub fn parse(name: &str) -> Option<Self> {
-        [Self::AllowOnce, Self::AllowAlways, Self::Deny, Self::AskAlways].into_iter().find(|c| c.as_str() == name)
+        Self::ALL.into_iter().find(|c| c.as_str() == name)
+    }
+
+    /// All choices, in the order a UI offers them.
+    pub const ALL: [PermissionChoice; 4] = [Self::AllowOnce, Self::AllowAlways, Self::Deny, Self::AskAlways];
+
+    /// The label shown to the user (LSP MessageActionItem title, CLI choice).
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::AllowOnce => "Allow once",
+            Self::AllowAlways => "Allow always",
+            Self::Deny => "Deny",
+            Self::AskAlways => "Ask always",
+        }
+    }
+
+    /// The choice whose label is `label` (for mapping a MessageActionItem back).
+    pub fn from_label(label: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|d| d.label().eq_ignore_ascii_case(label.trim()))
+    }
+
+    /// True when the command may run now.
+    pub fn allows(self) -> bool {
+        matches!(self, Self::AllowOnce | Self::AllowAlways)
     }
 }
 

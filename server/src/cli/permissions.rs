@@ -2,8 +2,8 @@
 //! terminal `HumanPort` used by interactive CLI flows.
 
 use crate::sandbox::{
-    HumanPort, JsonPermissionStore, NonInteractiveHuman, PermissionDecision, PermissionPolicy,
-    PermissionRequest, PermissionStore,
+    HumanPort, NonInteractiveHuman, PermissionChoice, PermissionPolicy, PermissionRequest, PermissionStore,
+    SqlitePermissionStore,
 };
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
@@ -40,7 +40,7 @@ pub enum Action {
 /// Runs the subcommand. `check` exits 0 when the command is allowed without asking, 3 when dangerous.
 pub async fn run(args: Args, workspace: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     let ctx = super::CliContext::load(workspace)?;
-    let store = JsonPermissionStore::new(&ctx.paths().data_dir);
+    let store = SqlitePermissionStore::new(crate::store::open_workspace(&ctx.workspace, &ctx.loaded.config)?);
     match args.action {
         Action::Check { command, json } => {
             let policy = PermissionPolicy::new(&ctx.loaded.config.permissions, &ctx.workspace)?;
@@ -50,11 +50,7 @@ pub async fn run(args: Args, workspace: Option<PathBuf>) -> anyhow::Result<ExitC
                 let v = serde_json::json!({ "command": command, "verdict": verdict, "stored_decision": stored.as_ref().map(|s| s.decision) });
                 println!("{}", serde_json::to_string_pretty(&v)?);
             } else if verdict.dangerous {
-                println!(
-                    "dangerous: rule `{}`: {}",
-                    verdict.rule.as_deref().unwrap_or("?"),
-                    verdict.reason
-                );
+                println!("dangerous: rule `{}`: {}", verdict.rule.as_deref().unwrap_or("?"), verdict.reason);
                 if let Some(sub) = &verdict.sub_command {
                     println!("  in: {sub}");
                 }
@@ -64,36 +60,24 @@ pub async fn run(args: Args, workspace: Option<PathBuf>) -> anyhow::Result<ExitC
             } else {
                 println!("allowed: {}", verdict.reason);
             }
-            Ok(if verdict.dangerous {
-                ExitCode::from(3)
-            } else {
-                ExitCode::SUCCESS
-            })
+            Ok(if verdict.dangerous { ExitCode::from(3) } else { ExitCode::SUCCESS })
         }
         Action::List { json } => {
             let all = store.list()?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&all)?);
             } else if all.is_empty() {
-                println!("no stored decisions ({})", store.path().display());
+                println!("no stored decisions");
             } else {
                 for d in all {
-                    println!(
-                        "{:<13} {:<22} {}",
-                        d.decision.label(),
-                        d.rule.as_deref().unwrap_or("-"),
-                        d.pattern
-                    );
+                    println!("{:<13} {:<22} {}", d.decision.label(), d.rule.as_deref().unwrap_or("-"), d.pattern);
                 }
             }
             Ok(ExitCode::SUCCESS)
         }
         Action::Reset => {
             let n = store.reset()?;
-            println!(
-                "removed {n} stored decision{}",
-                if n == 1 { "" } else { "s" }
-            );
+            println!("removed {n} stored decision{}", if n == 1 { "" } else { "s" });
             Ok(ExitCode::SUCCESS)
         }
     }
@@ -111,15 +95,13 @@ pub struct TerminalHuman {
 impl TerminalHuman {
     /// `non_interactive` is config `permissions.non_interactive`.
     pub fn new(non_interactive: &str) -> Self {
-        Self {
-            fallback: NonInteractiveHuman::from_config(non_interactive),
-        }
+        Self { fallback: NonInteractiveHuman::from_config(non_interactive) }
     }
 }
 
 #[async_trait::async_trait]
 impl HumanPort for TerminalHuman {
-    async fn ask_permission(&self, request: &PermissionRequest) -> PermissionDecision {
+    async fn ask_permission(&self, request: &PermissionRequest) -> PermissionChoice {
         if !std::io::stdin().is_terminal() {
             return self.fallback.ask_permission(request).await;
         }
@@ -127,23 +109,20 @@ impl HumanPort for TerminalHuman {
         tokio::task::spawn_blocking(move || {
             let mut err = std::io::stderr();
             let _ = writeln!(err, "{message}");
-            let _ = write!(
-                err,
-                "[o] allow once  [a] allow always  [d] deny  [k] ask always > "
-            );
+            let _ = write!(err, "[o] allow once  [a] allow always  [d] deny  [k] ask always > ");
             let _ = err.flush();
             let mut line = String::new();
             if std::io::stdin().lock().read_line(&mut line).is_err() {
-                return PermissionDecision::Deny;
+                return PermissionChoice::Deny;
             }
             match line.trim() {
-                "o" | "O" => PermissionDecision::AllowOnce,
-                "a" | "A" => PermissionDecision::AllowAlways,
-                "k" | "K" => PermissionDecision::AskAlways,
-                other => PermissionDecision::from_label(other).unwrap_or(PermissionDecision::Deny),
+                "o" | "O" => PermissionChoice::AllowOnce,
+                "a" | "A" => PermissionChoice::AllowAlways,
+                "k" | "K" => PermissionChoice::AskAlways,
+                other => PermissionChoice::from_label(other).unwrap_or(PermissionChoice::Deny),
             }
         })
         .await
-        .unwrap_or(PermissionDecision::Deny)
+        .unwrap_or(PermissionChoice::Deny)
     }
 }

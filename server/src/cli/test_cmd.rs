@@ -32,27 +32,16 @@ pub async fn run(args: Args, workspace: Option<PathBuf>) -> anyhow::Result<ExitC
     } else {
         print_report(&report);
     }
-    Ok(if report.passed {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    })
+    Ok(if report.passed { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 
 fn print_report(report: &TestReport) {
     for m in report.mechanisms.iter().filter(|m| !m.enforced) {
-        eprintln!(
-            "warning: sandbox mechanism `{}` not enforced: {}",
-            m.name, m.detail
-        );
+        eprintln!("warning: sandbox mechanism `{}` not enforced: {}", m.name, m.detail);
     }
     println!("$ {}", report.command);
     for f in &report.failures {
-        let loc = if f.file.is_empty() {
-            "<unknown>".to_string()
-        } else {
-            format!("{}:{}", f.file, f.line)
-        };
+        let loc = if f.file.is_empty() { "<unknown>".to_string() } else { format!("{}:{}", f.file, f.line) };
         println!("{loc}: [{}] {}", f.test, f.message.replace('\n', "\n    "));
     }
     println!(

@@ -41,7 +41,9 @@ pub enum SandboxError {
         key: &'static str,
     },
     /// No test command could be found.
-    #[error("no test command found for {0}: no Cargo.toml, Python project or package.json; set `sandbox.test_command`")]
+    #[error(
+        "no test command found for {0}: no Cargo.toml, Python project or package.json; set `sandbox.test_command`"
+    )]
     NoTestCommand(PathBuf),
     /// The configured test command could not be split into words.
     #[error("cannot parse `sandbox.test_command` {command:?}: {reason}")]
@@ -64,10 +66,6 @@ pub enum SandboxError {
 impl SandboxError {
     /// An I/O error while doing `what` on `path`.
     pub fn io(what: &'static str, path: &Path, source: std::io::Error) -> Self {
-        Self::Io {
-            what,
-            path: path.to_path_buf(),
-            source,
-        }
+        Self::Io { what, path: path.to_path_buf(), source }
     }
 }

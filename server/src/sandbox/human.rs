@@ -2,7 +2,7 @@
 //! showMessageRequest, CLI prompt) or a non-interactive policy.
 
 use super::PermissionVerdict;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 /// A question for the user about one command.
 #[derive(Debug, Clone, Serialize)]
@@ -21,68 +21,21 @@ impl PermissionRequest {
             self.command,
             self.verdict.reason,
             self.verdict.rule.as_deref().unwrap_or("?"),
-            self.verdict
-                .sub_command
-                .as_deref()
-                .map(|s| format!(", in `{s}`"))
-                .unwrap_or_default()
+            self.verdict.sub_command.as_deref().map(|s| format!(", in `{s}`")).unwrap_or_default()
         )
     }
 }
 
-/// The user's answer. `AllowAlways`/`Deny` persist; `AskAlways` persists "ask every time".
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum PermissionDecision {
-    /// Run it this once.
-    AllowOnce,
-    /// Run it now and whenever the same command comes again.
-    AllowAlways,
-    /// Do not run it (remembered).
-    Deny,
-    /// Ask again each time (remembered, overrides an earlier allow/deny).
-    AskAlways,
-}
-
-impl PermissionDecision {
-    /// All choices, in the order a UI offers them.
-    pub const ALL: [PermissionDecision; 4] = [
-        Self::AllowOnce,
-        Self::AllowAlways,
-        Self::Deny,
-        Self::AskAlways,
-    ];
-
-    /// The label shown to the user (LSP MessageActionItem title, CLI choice).
-    pub fn label(self) -> &'static str {
-        match self {
-            Self::AllowOnce => "Allow once",
-            Self::AllowAlways => "Allow always",
-            Self::Deny => "Deny",
-            Self::AskAlways => "Ask always",
-        }
-    }
-
-    /// The decision whose label is `label` (for mapping a MessageActionItem back).
-    pub fn from_label(label: &str) -> Option<Self> {
-        Self::ALL
-            .into_iter()
-            .find(|d| d.label().eq_ignore_ascii_case(label.trim()))
-    }
-
-    /// True when the command may run now.
-    pub fn allows(self) -> bool {
-        matches!(self, Self::AllowOnce | Self::AllowAlways)
-    }
-}
+/// The user's answer (the shared contract type); `AllowAlways`/`Deny`/`AskAlways` persist.
+pub use crate::agent::contracts::PermissionChoice;
 
 /// Asks a person. Implementations: LSP (window/showMessageRequest with the
-/// `PermissionDecision::ALL` labels as actions), CLI terminal, non-interactive.
+/// `PermissionChoice::ALL` labels as actions), CLI terminal, non-interactive.
 /// A dismissed question should answer `Deny`.
 #[async_trait::async_trait]
 pub trait HumanPort: Send + Sync {
     /// Asks about `request`; never fails (a lost connection answers Deny).
-    async fn ask_permission(&self, request: &PermissionRequest) -> PermissionDecision;
+    async fn ask_permission(&self, request: &PermissionRequest) -> PermissionChoice;
 }
 
 /// Answers without a person, from config `permissions.non_interactive`.
@@ -94,20 +47,18 @@ pub struct NonInteractiveHuman {
 impl NonInteractiveHuman {
     /// From the config value ("allow" or "deny").
     pub fn from_config(value: &str) -> Self {
-        Self {
-            allow: value == "allow",
-        }
+        Self { allow: value == "allow" }
     }
 }
 
 #[async_trait::async_trait]
 impl HumanPort for NonInteractiveHuman {
-    async fn ask_permission(&self, request: &PermissionRequest) -> PermissionDecision {
+    async fn ask_permission(&self, request: &PermissionRequest) -> PermissionChoice {
         tracing::info!(command = %request.command, allow = self.allow, "non-interactive permission decision");
         if self.allow {
-            PermissionDecision::AllowOnce
+            PermissionChoice::AllowOnce
         } else {
-            PermissionDecision::Deny
+            PermissionChoice::Deny
         }
     }
 }

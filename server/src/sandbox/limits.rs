@@ -58,22 +58,12 @@ pub struct RunSpec {
 
 impl RunSpec {
     /// A spec for `program args` in `cwd` with limits, environment and requirements from config.
-    pub fn from_config(
-        c: &SandboxConfig,
-        program: &str,
-        args: &[String],
-        cwd: PathBuf,
-        timeout: Duration,
-    ) -> Self {
+    pub fn from_config(c: &SandboxConfig, program: &str, args: &[String], cwd: PathBuf, timeout: Duration) -> Self {
         Self {
             program: program.to_string(),
             args: args.to_vec(),
             env: allowlisted_env(&c.env_allowlist),
-            writable: super::mechanisms::WritePlan {
-                dirs: vec![],
-                tree: Some(cwd.clone()),
-                tree_files: vec![],
-            },
+            writable: super::mechanisms::WritePlan { dirs: vec![], tree: Some(cwd.clone()), tree_files: vec![] },
             cwd,
             timeout,
             kill_grace: Duration::from_millis(c.kill_grace_ms),
@@ -96,9 +86,7 @@ impl RunSpec {
         let tmp = shadow.temp_dir()?;
         spec.set_env("TMPDIR", &tmp.to_string_lossy());
         spec.writable.dirs.push(tmp);
-        spec.writable
-            .dirs
-            .extend(c.writable_paths.iter().filter_map(|p| expand_path(p)));
+        spec.writable.dirs.extend(c.writable_paths.iter().filter_map(|p| expand_path(p)));
         spec.writable.tree_files = shadow.owned_files();
         Ok(spec)
     }
@@ -112,10 +100,7 @@ impl RunSpec {
 
 /// The current process's variables named in `allow`.
 pub fn allowlisted_env(allow: &[String]) -> Vec<(String, String)> {
-    allow
-        .iter()
-        .filter_map(|k| std::env::var(k).ok().map(|v| (k.clone(), v)))
-        .collect()
+    allow.iter().filter_map(|k| std::env::var(k).ok().map(|v| (k.clone(), v))).collect()
 }
 
 /// Expands `~` and `$VAR` in a configured path; None when a variable is unset.

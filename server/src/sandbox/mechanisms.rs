@@ -8,8 +8,7 @@
 //! including ones that left the process group with setsid.
 
 use landlock::{
-    path_beneath_rules, Access, AccessFs, Ruleset, RulesetAttr, RulesetCreated, RulesetCreatedAttr,
-    RulesetStatus, ABI,
+    path_beneath_rules, Access, AccessFs, Ruleset, RulesetAttr, RulesetCreated, RulesetCreatedAttr, RulesetStatus, ABI,
 };
 use serde::Serialize;
 use std::ffi::CString;
@@ -30,11 +29,7 @@ pub struct MechanismStatus {
 
 impl MechanismStatus {
     fn new(name: &str, enforced: bool, detail: impl Into<String>) -> Self {
-        Self {
-            name: name.to_string(),
-            enforced,
-            detail: detail.into(),
-        }
+        Self { name: name.to_string(), enforced, detail: detail.into() }
     }
 }
 
@@ -89,13 +84,7 @@ pub fn capabilities() -> &'static Capabilities {
             }
             _ => false,
         };
-        Capabilities {
-            network_ns,
-            pid_ns,
-            landlock,
-            pids_cgroup: find_pids_cgroup(),
-            is_root,
-        }
+        Capabilities { network_ns, pid_ns, landlock, pids_cgroup: find_pids_cgroup(), is_root }
     })
 }
 
@@ -108,11 +97,7 @@ pub fn probe_mechanisms() -> Vec<MechanismStatus> {
             true,
             "own process group; SIGTERM then SIGKILL to the group at the wall timeout",
         ),
-        MechanismStatus::new(
-            names::RLIMITS,
-            true,
-            "RLIMIT_CPU, RLIMIT_AS and RLIMIT_FSIZE set before exec",
-        ),
+        MechanismStatus::new(names::RLIMITS, true, "RLIMIT_CPU, RLIMIT_AS and RLIMIT_FSIZE set before exec"),
     ];
     out.push(if caps.network_ns {
         MechanismStatus::new(names::NETWORK, true, "fresh network namespace: no interfaces but a down loopback")
@@ -120,9 +105,17 @@ pub fn probe_mechanisms() -> Vec<MechanismStatus> {
         MechanismStatus::new(names::NETWORK, false, "unshare(CLONE_NEWNET) refused: sandboxed processes can reach the network (enable unprivileged user namespaces: sysctl kernel.unprivileged_userns_clone=1)")
     });
     out.push(if caps.pid_ns {
-        MechanismStatus::new(names::PID_NAMESPACE, true, "fresh PID namespace: every process, even one that called setsid, dies with the run")
+        MechanismStatus::new(
+            names::PID_NAMESPACE,
+            true,
+            "fresh PID namespace: every process, even one that called setsid, dies with the run",
+        )
     } else {
-        MechanismStatus::new(names::PID_NAMESPACE, false, "unshare(CLONE_NEWPID) refused: detached children are only killed through the pids cgroup, if any")
+        MechanismStatus::new(
+            names::PID_NAMESPACE,
+            false,
+            "unshare(CLONE_NEWPID) refused: detached children are only killed through the pids cgroup, if any",
+        )
     });
     out.push(if caps.landlock {
         MechanismStatus::new(names::LANDLOCK, true, "Landlock: writes only under the temp dir, the build dir and sandbox.writable_paths; in the shadow tree only new entries and the shadow's own copies (never a hard-linked workspace file in place)")
@@ -151,11 +144,7 @@ impl NamespacePlan {
         let uid = nix::unistd::geteuid().as_raw();
         let gid = nix::unistd::getegid().as_raw();
         let line = |id: u32| CString::new(format!("{id} {id} 1")).unwrap_or_default();
-        Self {
-            is_root,
-            uid_map: line(uid),
-            gid_map: line(gid),
-        }
+        Self { is_root, uid_map: line(uid), gid_map: line(gid) }
     }
 
     /// Child side: unshare `flags`, with a user namespace first when not root.
@@ -209,13 +198,9 @@ pub fn landlock_ruleset(plan: &WritePlan) -> Result<Option<RulesetCreated>, Stri
     let abi = ABI::V4;
     let all = AccessFs::from_all(abi);
     let in_place = AccessFs::WriteFile | AccessFs::Truncate;
-    let ruleset = Ruleset::default()
-        .handle_access(all)
-        .map_err(|e| e.to_string())?
-        .create()
-        .map_err(|e| e.to_string())?;
-    let existing =
-        |v: &[PathBuf]| -> Vec<PathBuf> { v.iter().filter(|p| p.exists()).cloned().collect() };
+    let ruleset =
+        Ruleset::default().handle_access(all).map_err(|e| e.to_string())?.create().map_err(|e| e.to_string())?;
+    let existing = |v: &[PathBuf]| -> Vec<PathBuf> { v.iter().filter(|p| p.exists()).cloned().collect() };
     let mut ruleset = ruleset
         .add_rules(path_beneath_rules(["/"], AccessFs::from_read(abi)))
         .map_err(|e| e.to_string())?
@@ -225,10 +210,7 @@ pub fn landlock_ruleset(plan: &WritePlan) -> Result<Option<RulesetCreated>, Stri
         ruleset = ruleset
             .add_rules(path_beneath_rules([tree], all & !in_place))
             .map_err(|e| e.to_string())?
-            .add_rules(path_beneath_rules(
-                existing(&plan.tree_files),
-                in_place | AccessFs::ReadFile,
-            ))
+            .add_rules(path_beneath_rules(existing(&plan.tree_files), in_place | AccessFs::ReadFile))
             .map_err(|e| e.to_string())?;
     }
     Ok(Some(ruleset))
@@ -249,10 +231,7 @@ pub fn set_rlimits(limits: &super::ResourceLimits, nproc: bool) -> std::io::Resu
         if v == 0 {
             return Ok(());
         }
-        let lim = libc::rlimit {
-            rlim_cur: v as libc::rlim_t,
-            rlim_max: v as libc::rlim_t,
-        };
+        let lim = libc::rlimit { rlim_cur: v as libc::rlim_t, rlim_max: v as libc::rlim_t };
         check(unsafe { libc::setrlimit(res, &lim) })
     };
     set(libc::RLIMIT_CPU, limits.cpu_s)?;
@@ -299,11 +278,7 @@ pub fn fork_into_pid_namespace(ns: &NamespacePlan, also_net: bool) -> std::io::R
             unsafe { libc::_exit(126) };
         }
     }
-    let code = if libc::WIFEXITED(status) {
-        libc::WEXITSTATUS(status)
-    } else {
-        128 + libc::WTERMSIG(status)
-    };
+    let code = if libc::WIFEXITED(status) { libc::WEXITSTATUS(status) } else { 128 + libc::WTERMSIG(status) };
     unsafe { libc::_exit(code) }
 }
 
@@ -312,15 +287,9 @@ where
     F: FnMut() -> std::io::Result<()> + Send + Sync + 'static,
 {
     use std::os::unix::process::CommandExt;
-    let program = if Path::new("/bin/true").exists() {
-        "/bin/true"
-    } else {
-        "true"
-    };
+    let program = if Path::new("/bin/true").exists() { "/bin/true" } else { "true" };
     let mut cmd = std::process::Command::new(program);
-    cmd.stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null());
+    cmd.stdin(std::process::Stdio::null()).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null());
     unsafe {
         cmd.pre_exec(setup);
     }
@@ -364,13 +333,8 @@ impl RunCgroup {
         let dir = base.join(format!("tinycoder-{}-{n}", std::process::id()));
         std::fs::create_dir(&dir)?;
         std::fs::write(dir.join("pids.max"), max_processes.to_string())?;
-        let procs = std::fs::OpenOptions::new()
-            .write(true)
-            .open(dir.join("cgroup.procs"))?;
-        Ok(Self {
-            dir,
-            procs: procs.into(),
-        })
+        let procs = std::fs::OpenOptions::new().write(true).open(dir.join("cgroup.procs"))?;
+        Ok(Self { dir, procs: procs.into() })
     }
 
     /// Child side: moves the calling process into the cgroup.
@@ -391,19 +355,14 @@ impl RunCgroup {
     pub fn kill_all(&self) {
         if let Ok(text) = std::fs::read_to_string(self.dir.join("cgroup.procs")) {
             for pid in text.lines().filter_map(|l| l.trim().parse::<i32>().ok()) {
-                let _ = nix::sys::signal::kill(
-                    nix::unistd::Pid::from_raw(pid),
-                    nix::sys::signal::Signal::SIGKILL,
-                );
+                let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGKILL);
             }
         }
     }
 
     /// True when no process is left.
     pub fn is_empty(&self) -> bool {
-        std::fs::read_to_string(self.dir.join("cgroup.procs"))
-            .map(|t| t.trim().is_empty())
-            .unwrap_or(true)
+        std::fs::read_to_string(self.dir.join("cgroup.procs")).map(|t| t.trim().is_empty()).unwrap_or(true)
     }
 }
 

@@ -24,11 +24,11 @@ pub mod test_parse;
 mod tests_run;
 
 pub use error::SandboxError;
-pub use human::{HumanPort, NonInteractiveHuman, PermissionDecision, PermissionRequest};
+pub use human::{HumanPort, NonInteractiveHuman, PermissionChoice, PermissionRequest};
 pub use limits::{allowlisted_env, expand_path, ResourceLimits, RunSpec};
 pub use mechanisms::{probe_mechanisms, MechanismStatus, WritePlan};
 pub use permission::{PermissionPolicy, PermissionVerdict};
-pub use permission_store::{JsonPermissionStore, PermissionStore, StoredDecision};
+pub use permission_store::{JsonPermissionStore, PermissionStore, SqlitePermissionStore, StoredDecision};
 pub use runner::{run_sandboxed, CappedOutput, RunEnd, RunOutput};
 pub use shadow::{cleanup_stale_shadows, list_workspace_files, ShadowWorkspace};
 pub use shell_tool::{ShellOutcome, ShellTool};

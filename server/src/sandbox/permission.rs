@@ -59,18 +59,8 @@ impl PermissionPolicy {
                 reason: r.reason.clone(),
             });
         }
-        let workspace = workspace
-            .canonicalize()
-            .unwrap_or_else(|_| workspace.to_path_buf());
-        Ok(Self {
-            rules,
-            harmless: config
-                .harmless_write_targets
-                .iter()
-                .map(PathBuf::from)
-                .collect(),
-            workspace,
-        })
+        let workspace = workspace.canonicalize().unwrap_or_else(|_| workspace.to_path_buf());
+        Ok(Self { rules, harmless: config.harmless_write_targets.iter().map(PathBuf::from).collect(), workspace })
     }
 
     /// The verdict for `command` (nothing is run).
@@ -91,12 +81,7 @@ impl PermissionPolicy {
                 return v;
             }
         }
-        PermissionVerdict {
-            dangerous: false,
-            rule: None,
-            reason: "no rule matched".into(),
-            sub_command: None,
-        }
+        PermissionVerdict { dangerous: false, rule: None, reason: "no rule matched".into(), sub_command: None }
     }
 
     fn check_use(&self, u: &CommandUse) -> Option<PermissionVerdict> {
@@ -109,10 +94,7 @@ impl PermissionPolicy {
             })
         };
         if u.dynamic_redirect {
-            return hit(
-                "redirect-outside-workspace",
-                "redirects output to a file only known at run time".into(),
-            );
+            return hit("redirect-outside-workspace", "redirects output to a file only known at run time".into());
         }
         for target in &u.redirect_writes {
             if self.outside(target, u.cwd.as_deref()) {
@@ -126,10 +108,7 @@ impl PermissionPolicy {
             return None;
         }
         if u.dynamic_program {
-            return hit(
-                "computed-program",
-                "the program to run is only known at run time".into(),
-            );
+            return hit("computed-program", "the program to run is only known at run time".into());
         }
         let joined = u.args.join(" ");
         for r in &self.rules {
@@ -145,13 +124,9 @@ impl PermissionPolicy {
                 continue;
             }
             if r.path_outside_workspace {
-                let operands: Vec<&String> =
-                    u.args.iter().filter(|a| !a.starts_with('-')).collect();
-                let considered: Vec<&String> = if r.last_only {
-                    operands.last().copied().into_iter().collect()
-                } else {
-                    operands
-                };
+                let operands: Vec<&String> = u.args.iter().filter(|a| !a.starts_with('-')).collect();
+                let considered: Vec<&String> =
+                    if r.last_only { operands.last().copied().into_iter().collect() } else { operands };
                 if !considered.iter().any(|a| self.outside(a, u.cwd.as_deref())) {
                     continue;
                 }

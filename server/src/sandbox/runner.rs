@@ -56,10 +56,7 @@ impl RunOutput {
 }
 
 /// Runs `spec` in the sandbox; kills the whole group at the timeout or on `cancel`.
-pub async fn run_sandboxed(
-    spec: &RunSpec,
-    cancel: &CancellationToken,
-) -> Result<RunOutput, SandboxError> {
+pub async fn run_sandboxed(spec: &RunSpec, cancel: &CancellationToken) -> Result<RunOutput, SandboxError> {
     let caps = mechanisms::capabilities();
     let mut applied = mechanisms::probe_mechanisms();
     if spec.require_network_isolation && !caps.network_ns {
@@ -83,12 +80,7 @@ pub async fn run_sandboxed(
             Ok(cg) => Some(cg),
             Err(e) => {
                 tracing::warn!("cannot create a pids cgroup: {e}");
-                mark(
-                    &mut applied,
-                    names::PROCESS_LIMIT,
-                    false,
-                    format!("cgroup creation failed: {e}"),
-                );
+                mark(&mut applied, names::PROCESS_LIMIT, false, format!("cgroup creation failed: {e}"));
                 None
             }
         },
@@ -98,12 +90,7 @@ pub async fn run_sandboxed(
         match mechanisms::landlock_ruleset(&spec.writable) {
             Ok(rs) => rs,
             Err(e) => {
-                mark(
-                    &mut applied,
-                    names::LANDLOCK,
-                    false,
-                    format!("ruleset creation failed: {e}"),
-                );
+                mark(&mut applied, names::LANDLOCK, false, format!("ruleset creation failed: {e}"));
                 None
             }
         }
@@ -151,10 +138,7 @@ pub async fn run_sandboxed(
     }
 
     let started = Instant::now();
-    let mut child = cmd.spawn().map_err(|e| SandboxError::Spawn {
-        program: spec.program.clone(),
-        source: e,
-    })?;
+    let mut child = cmd.spawn().map_err(|e| SandboxError::Spawn { program: spec.program.clone(), source: e })?;
     let pgid = child.id().map(|p| p as i32);
     let out_reader = tokio::spawn(read_capped(child.stdout.take(), spec.output_cap));
     let err_reader = tokio::spawn(read_capped(child.stderr.take(), spec.output_cap));
@@ -169,10 +153,7 @@ pub async fn run_sandboxed(
     } else if let (false, Some(pg)) = (caps.pid_ns, pgid) {
         // Without a PID namespace (which already killed them with PID 1),
         // leftovers in the group (background jobs) must not outlive the run.
-        let _ = nix::sys::signal::killpg(
-            nix::unistd::Pid::from_raw(pg),
-            nix::sys::signal::Signal::SIGKILL,
-        );
+        let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pg), nix::sys::signal::Signal::SIGKILL);
     }
     if let Some(cg) = &cgroup {
         cg.kill_all();
@@ -181,13 +162,7 @@ pub async fn run_sandboxed(
     let stdout = finish_reader(out_reader, drain).await;
     let stderr = finish_reader(err_reader, drain).await;
     drop(cgroup);
-    Ok(RunOutput {
-        end,
-        stdout,
-        stderr,
-        duration: started.elapsed(),
-        mechanisms: applied,
-    })
+    Ok(RunOutput { end, stdout, stderr, duration: started.elapsed(), mechanisms: applied })
 }
 
 fn mark(list: &mut [MechanismStatus], name: &str, enforced: bool, detail: String) {
@@ -218,10 +193,7 @@ async fn terminate_group(pgid: Option<i32>, child: &mut tokio::process::Child, g
     let _ = child.kill().await;
 }
 
-async fn finish_reader(
-    handle: tokio::task::JoinHandle<CappedOutput>,
-    drain: Duration,
-) -> CappedOutput {
+async fn finish_reader(handle: tokio::task::JoinHandle<CappedOutput>, drain: Duration) -> CappedOutput {
     match tokio::time::timeout(drain, handle).await {
         Ok(Ok(out)) => out,
         Ok(Err(_)) => CappedOutput::default(),
@@ -234,10 +206,7 @@ async fn finish_reader(
 
 /// Reads a stream to its end, keeping `cap` bytes and discarding the rest so
 /// the writer never blocks on a full pipe.
-async fn read_capped<R: tokio::io::AsyncRead + Unpin>(
-    stream: Option<R>,
-    cap: usize,
-) -> CappedOutput {
+async fn read_capped<R: tokio::io::AsyncRead + Unpin>(stream: Option<R>, cap: usize) -> CappedOutput {
     let Some(mut stream) = stream else {
         return CappedOutput::default();
     };

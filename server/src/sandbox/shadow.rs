@@ -25,34 +25,15 @@ pub struct ShadowWorkspace {
 impl ShadowWorkspace {
     /// Creates (or reuses and refreshes) the shadow of `source` for `task_id` under `cache_dir/shadows`.
     pub fn create(source: &Path, cache_dir: &Path, task_id: &str) -> Result<Self, SandboxError> {
-        let safe_id: String = task_id
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                    c
-                } else {
-                    '_'
-                }
-            })
-            .collect();
+        let safe_id: String =
+            task_id.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect();
         let shadows = cache_dir.join("shadows");
-        let root = shadows.join(if safe_id.is_empty() {
-            "task".to_string()
-        } else {
-            safe_id
-        });
+        let root = shadows.join(if safe_id.is_empty() { "task".to_string() } else { safe_id });
         let tree = root.join("tree");
-        std::fs::create_dir_all(&tree)
-            .map_err(|e| SandboxError::io("create the shadow directory", &tree, e))?;
+        std::fs::create_dir_all(&tree).map_err(|e| SandboxError::io("create the shadow directory", &tree, e))?;
         std::fs::write(root.join(OWNER_FILE), std::process::id().to_string())
             .map_err(|e| SandboxError::io("write the shadow owner file", &root, e))?;
-        let mut shadow = Self {
-            source: source.to_path_buf(),
-            root,
-            tree,
-            owned: HashSet::new(),
-            keep: false,
-        };
+        let mut shadow = Self { source: source.to_path_buf(), root, tree, owned: HashSet::new(), keep: false };
         shadow.refresh()?;
         Ok(shadow)
     }
@@ -65,8 +46,7 @@ impl ShadowWorkspace {
     /// A per-shadow scratch directory (TMPDIR for sandboxed runs).
     pub fn temp_dir(&self) -> Result<PathBuf, SandboxError> {
         let t = self.root.join("tmp");
-        std::fs::create_dir_all(&t)
-            .map_err(|e| SandboxError::io("create the shadow temp dir", &t, e))?;
+        std::fs::create_dir_all(&t).map_err(|e| SandboxError::io("create the shadow temp dir", &t, e))?;
         Ok(t)
     }
 
@@ -95,8 +75,7 @@ impl ShadowWorkspace {
             }
             let _ = std::fs::remove_file(&dst);
             if std::fs::hard_link(&src, &dst).is_err() {
-                std::fs::copy(&src, &dst)
-                    .map_err(|e| SandboxError::io("copy into the shadow", &src, e))?;
+                std::fs::copy(&src, &dst).map_err(|e| SandboxError::io("copy into the shadow", &src, e))?;
             }
         }
         Ok(())
@@ -108,8 +87,7 @@ impl ShadowWorkspace {
         self.refuse_symlinked_parents(&rel)?;
         let dst = self.tree.join(&rel);
         if let Some(parent) = dst.parent() {
-            std::fs::create_dir_all(parent)
-                .map_err(|e| SandboxError::io("create a shadow directory", parent, e))?;
+            std::fs::create_dir_all(parent).map_err(|e| SandboxError::io("create a shadow directory", parent, e))?;
         }
         // Unlink, then create a new inode: writing through the link would change the real file.
         match std::fs::remove_file(&dst) {
@@ -122,8 +100,7 @@ impl ShadowWorkspace {
             .create_new(true)
             .open(&dst)
             .map_err(|e| SandboxError::io("write a shadow file", &dst, e))?;
-        f.write_all(bytes)
-            .map_err(|e| SandboxError::io("write a shadow file", &dst, e))?;
+        f.write_all(bytes).map_err(|e| SandboxError::io("write a shadow file", &dst, e))?;
         if let Ok(meta) = std::fs::metadata(self.source.join(&rel)) {
             let _ = std::fs::set_permissions(&dst, meta.permissions());
         }
@@ -141,8 +118,7 @@ impl ShadowWorkspace {
         let rel = checked_relative(rel)?;
         self.refuse_symlinked_parents(&rel)?;
         let dst = self.tree.join(&rel);
-        std::fs::remove_file(&dst)
-            .map_err(|e| SandboxError::io("remove a shadow file", &dst, e))?;
+        std::fs::remove_file(&dst).map_err(|e| SandboxError::io("remove a shadow file", &dst, e))?;
         self.owned.insert(rel);
         Ok(())
     }
@@ -164,11 +140,7 @@ impl ShadowWorkspace {
 
     /// Absolute paths of the files that are real copies (written by `write_file`/`overlay`).
     pub fn owned_files(&self) -> Vec<PathBuf> {
-        self.owned
-            .iter()
-            .map(|r| self.tree.join(r))
-            .filter(|p| p.is_file())
-            .collect()
+        self.owned.iter().map(|r| self.tree.join(r)).filter(|p| p.is_file()).collect()
     }
 
     /// Keeps the directory on drop (for reuse by a later process; stale-cleanup still applies).
@@ -196,9 +168,7 @@ pub fn cleanup_stale_shadows(cache_dir: &Path) -> usize {
     let mut removed = 0;
     for entry in entries.flatten() {
         let dir = entry.path();
-        let owner = std::fs::read_to_string(dir.join(OWNER_FILE))
-            .ok()
-            .and_then(|s| s.trim().parse::<i32>().ok());
+        let owner = std::fs::read_to_string(dir.join(OWNER_FILE)).ok().and_then(|s| s.trim().parse::<i32>().ok());
         let alive = owner.is_some_and(|pid| pid > 0 && Path::new(&format!("/proc/{pid}")).exists());
         if !alive && std::fs::remove_dir_all(&dir).is_ok() {
             removed += 1;
@@ -210,27 +180,16 @@ pub fn cleanup_stale_shadows(cache_dir: &Path) -> usize {
 /// Workspace-relative paths of tracked and untracked-but-not-ignored files.
 pub fn list_workspace_files(root: &Path) -> Result<Vec<PathBuf>, SandboxError> {
     let mut out = Vec::new();
-    let walker = ignore::WalkBuilder::new(root)
-        .hidden(false)
-        .git_ignore(true)
-        .git_exclude(true)
-        .require_git(false)
-        .build();
+    let walker =
+        ignore::WalkBuilder::new(root).hidden(false).git_ignore(true).git_exclude(true).require_git(false).build();
     for entry in walker {
         let entry = entry.map_err(|e| SandboxError::Walk(e.to_string()))?;
         // Symlinks are kept as links (hard-linking a symlink links the link itself).
-        if !entry
-            .file_type()
-            .is_some_and(|t| t.is_file() || t.is_symlink())
-        {
+        if !entry.file_type().is_some_and(|t| t.is_file() || t.is_symlink()) {
             continue;
         }
         if let Ok(rel) = entry.path().strip_prefix(root) {
-            if rel
-                .components()
-                .next()
-                .is_some_and(|c| c.as_os_str() == ".git")
-            {
+            if rel.components().next().is_some_and(|c| c.as_os_str() == ".git") {
                 continue;
             }
             out.push(rel.to_path_buf());
@@ -241,14 +200,9 @@ pub fn list_workspace_files(root: &Path) -> Result<Vec<PathBuf>, SandboxError> {
 
 fn existing_shadow_files(tree: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
-    let walker = ignore::WalkBuilder::new(tree)
-        .standard_filters(false)
-        .build();
+    let walker = ignore::WalkBuilder::new(tree).standard_filters(false).build();
     for entry in walker.flatten() {
-        if entry
-            .file_type()
-            .is_some_and(|t| t.is_file() || t.is_symlink())
-        {
+        if entry.file_type().is_some_and(|t| t.is_file() || t.is_symlink()) {
             if let Ok(rel) = entry.path().strip_prefix(tree) {
                 out.push(rel.to_path_buf());
             }
@@ -266,9 +220,7 @@ fn same_inode(a: &Path, b: &Path) -> bool {
 }
 
 fn checked_relative(rel: &Path) -> Result<PathBuf, SandboxError> {
-    let ok = rel
-        .components()
-        .all(|c| matches!(c, Component::Normal(_) | Component::CurDir));
+    let ok = rel.components().all(|c| matches!(c, Component::Normal(_) | Component::CurDir));
     if !ok || rel.as_os_str().is_empty() {
         return Err(SandboxError::PathOutsideShadow(rel.to_path_buf()));
     }
@@ -289,42 +241,22 @@ mod tests {
         std::fs::create_dir_all(ws.path().join("target")).unwrap();
         std::fs::write(ws.path().join("target/big"), "ignored").unwrap();
         let mut shadow = ShadowWorkspace::create(ws.path(), cache.path(), "t1").unwrap();
-        assert!(
-            !shadow.path().join("target/big").exists(),
-            "ignored files are not copied"
-        );
-        shadow
-            .write_file(Path::new("src/lib.rs"), b"patched")
-            .unwrap();
+        assert!(!shadow.path().join("target/big").exists(), "ignored files are not copied");
+        shadow.write_file(Path::new("src/lib.rs"), b"patched").unwrap();
         shadow.overlay(Path::new("src/new.rs"), "unsaved").unwrap();
-        assert_eq!(
-            std::fs::read_to_string(ws.path().join("src/lib.rs")).unwrap(),
-            "original"
-        );
-        assert_eq!(
-            std::fs::read_to_string(shadow.path().join("src/lib.rs")).unwrap(),
-            "patched"
-        );
+        assert_eq!(std::fs::read_to_string(ws.path().join("src/lib.rs")).unwrap(), "original");
+        assert_eq!(std::fs::read_to_string(shadow.path().join("src/lib.rs")).unwrap(), "patched");
         assert!(!ws.path().join("src/new.rs").exists());
         assert!(shadow.write_file(Path::new("../escape"), b"x").is_err());
         let outside = tempfile::tempdir().unwrap();
         std::os::unix::fs::symlink(outside.path(), ws.path().join("link")).unwrap();
         shadow.refresh().unwrap();
-        assert!(std::fs::symlink_metadata(shadow.path().join("link"))
-            .unwrap()
-            .file_type()
-            .is_symlink());
+        assert!(std::fs::symlink_metadata(shadow.path().join("link")).unwrap().file_type().is_symlink());
         assert!(shadow.write_file(Path::new("link/pwned"), b"x").is_err());
         assert!(!outside.path().join("pwned").exists());
         shadow.refresh().unwrap();
-        assert_eq!(
-            std::fs::read_to_string(shadow.path().join("src/lib.rs")).unwrap(),
-            "original"
-        );
-        assert!(
-            !shadow.path().join("src/new.rs").exists(),
-            "refresh drops overlays"
-        );
+        assert_eq!(std::fs::read_to_string(shadow.path().join("src/lib.rs")).unwrap(), "original");
+        assert!(!shadow.path().join("src/new.rs").exists(), "refresh drops overlays");
         let root = shadow.root.clone();
         drop(shadow);
         assert!(!root.exists(), "removed on drop");

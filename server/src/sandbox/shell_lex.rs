@@ -64,10 +64,7 @@ pub(super) fn tokenize(line: &str, depth: usize) -> Result<Vec<Token>, String> {
                 }
             }
             '\'' => {
-                let end = chars[i + 1..]
-                    .iter()
-                    .position(|&x| x == '\'')
-                    .ok_or("unclosed single quote")?;
+                let end = chars[i + 1..].iter().position(|&x| x == '\'').ok_or("unclosed single quote")?;
                 cur.text.extend(&chars[i + 1..i + 1 + end]);
                 in_word = true;
                 i += end + 2;
@@ -129,8 +126,8 @@ pub(super) fn tokenize(line: &str, depth: usize) -> Result<Vec<Token>, String> {
                 flush!();
                 let rest: String = chars[i..chars.len().min(i + 3)].iter().collect();
                 let op = [
-                    "&>>", "<<<", "<<-", "&&", "||", "|&", ";;", ">>", "<<", ">&", "<&", "&>",
-                    ">|", "<>", "|", "&", ";", "<", ">", "(", ")",
+                    "&>>", "<<<", "<<-", "&&", "||", "|&", ";;", ">>", "<<", ">&", "<&", "&>", ">|", "<>", "|", "&",
+                    ";", "<", ">", "(", ")",
                 ]
                 .into_iter()
                 .find(|o| rest.starts_with(o))
@@ -153,12 +150,7 @@ pub(super) fn tokenize(line: &str, depth: usize) -> Result<Vec<Token>, String> {
 }
 
 /// Handles `$…` or a backtick at `i`; returns the index after it.
-fn dollar_or_backtick(
-    chars: &[char],
-    i: usize,
-    cur: &mut Word,
-    _depth: usize,
-) -> Result<usize, String> {
+fn dollar_or_backtick(chars: &[char], i: usize, cur: &mut Word, _depth: usize) -> Result<usize, String> {
     if chars[i] == '`' {
         let mut j = i + 1;
         let mut inner = String::new();
@@ -203,11 +195,7 @@ fn dollar_or_backtick(
             Ok(end + 1)
         }
         Some('{') => {
-            let end = chars[i..]
-                .iter()
-                .position(|&x| x == '}')
-                .ok_or("unclosed ${")?
-                + i;
+            let end = chars[i..].iter().position(|&x| x == '}').ok_or("unclosed ${")? + i;
             let inner: String = chars[i + 2..end].iter().collect();
             cur.text.push('$');
             cur.text.push('{');
@@ -219,10 +207,7 @@ fn dollar_or_backtick(
         Some(&n) if n.is_ascii_alphanumeric() || n == '_' || "@*#?$!-".contains(n) => {
             let mut j = i + 1;
             if n.is_ascii_alphabetic() || n == '_' {
-                while chars
-                    .get(j)
-                    .is_some_and(|x| x.is_ascii_alphanumeric() || *x == '_')
-                {
+                while chars.get(j).is_some_and(|x| x.is_ascii_alphanumeric() || *x == '_') {
                     j += 1;
                 }
             } else {
@@ -247,10 +232,7 @@ fn matching_paren(chars: &[char], open: usize) -> Result<usize, String> {
         match chars[j] {
             '\\' => j += 1,
             '\'' => {
-                let end = chars[j + 1..]
-                    .iter()
-                    .position(|&x| x == '\'')
-                    .ok_or("unclosed single quote")?;
+                let end = chars[j + 1..].iter().position(|&x| x == '\'').ok_or("unclosed single quote")?;
                 j += end + 1;
             }
             '"' => {

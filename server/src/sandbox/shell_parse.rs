@@ -52,12 +52,7 @@ pub fn analyze(line: &str, workspace: &Path) -> Result<Vec<CommandUse>, String> 
     Ok(out)
 }
 
-fn analyze_into(
-    line: &str,
-    depth: usize,
-    cwd: &mut Option<PathBuf>,
-    out: &mut Vec<CommandUse>,
-) -> Result<(), String> {
+fn analyze_into(line: &str, depth: usize, cwd: &mut Option<PathBuf>, out: &mut Vec<CommandUse>) -> Result<(), String> {
     if depth > MAX_DEPTH {
         return Err("nested too deeply".into());
     }
@@ -106,10 +101,8 @@ fn analyze_into(
             uses_per_stage.push(stage_uses);
         }
         // Record what each stage pipes into.
-        let names: Vec<Vec<String>> = uses_per_stage
-            .iter()
-            .map(|u| u.iter().map(|c| c.program.clone()).collect())
-            .collect();
+        let names: Vec<Vec<String>> =
+            uses_per_stage.iter().map(|u| u.iter().map(|c| c.program.clone()).collect()).collect();
         for (i, stage) in uses_per_stage.iter_mut().enumerate() {
             let later: Vec<String> = names[i + 1..].iter().flatten().cloned().collect();
             for u in stage.iter_mut() {
@@ -121,9 +114,7 @@ fn analyze_into(
     Ok(())
 }
 
-const RESERVED: &[&str] = &[
-    "if", "then", "else", "elif", "fi", "do", "done", "while", "until", "!", "{", "}", "time",
-];
+const RESERVED: &[&str] = &["if", "then", "else", "elif", "fi", "do", "done", "while", "until", "!", "{", "}", "time"];
 const DATA_LEADERS: &[&str] = &["for", "case", "select", "function", "esac", "in"];
 const SHELLS: &[&str] = &["sh", "bash", "zsh", "dash", "ksh", "ash", "fish", "busybox"];
 
@@ -150,8 +141,7 @@ fn simple_command(
                 }
                 match *op {
                     "<<" | "<<-" => return Err("here-documents are not checked".into()),
-                    ">&" if target.text.chars().all(|c| c.is_ascii_digit())
-                        || target.text == "-" => {}
+                    ">&" if target.text.chars().all(|c| c.is_ascii_digit()) || target.text == "-" => {}
                     ">" | ">>" | ">|" | "&>" | "&>>" | "<>" | ">&" => {
                         if target.dynamic {
                             dynamic_redirect = true;
@@ -207,11 +197,7 @@ fn simple_command(
         redirect_writes: writes,
         dynamic_redirect,
         cwd: cwd.clone(),
-        text: words
-            .iter()
-            .map(|w| w.text.as_str())
-            .collect::<Vec<_>>()
-            .join(" "),
+        text: words.iter().map(|w| w.text.as_str()).collect::<Vec<_>>().join(" "),
     };
     unwrap_command(words, depth, cwd, &base, out)
 }
@@ -232,11 +218,7 @@ fn unwrap_command(
     me.program = program.clone();
     me.args = args.clone();
     me.dynamic_program = first.dynamic || first.text.is_empty();
-    me.text = words
-        .iter()
-        .map(|w| w.text.as_str())
-        .collect::<Vec<_>>()
-        .join(" ");
+    me.text = words.iter().map(|w| w.text.as_str()).collect::<Vec<_>>().join(" ");
     out.push(me);
     if first.dynamic {
         return Ok(());
@@ -259,16 +241,8 @@ fn unwrap_command(
                 let t = rest[k].text.as_str();
                 if t == "-S" || t == "--split-string" {
                     let payload = rest.get(k + 1).map(|w| w.text.clone()).unwrap_or_default();
-                    let more: Vec<String> = rest[(k + 2).min(rest.len())..]
-                        .iter()
-                        .map(|w| w.text.clone())
-                        .collect();
-                    return analyze_into(
-                        &format!("{payload} {}", more.join(" ")),
-                        depth + 1,
-                        cwd,
-                        out,
-                    );
+                    let more: Vec<String> = rest[(k + 2).min(rest.len())..].iter().map(|w| w.text.clone()).collect();
+                    return analyze_into(&format!("{payload} {}", more.join(" ")), depth + 1, cwd, out);
                 } else if matches!(t, "-u" | "--unset" | "-C" | "--chdir") {
                     k += 2;
                 } else if t.starts_with('-') || is_assignment(t) {
@@ -280,12 +254,8 @@ fn unwrap_command(
             unwrap_command(inner(k), depth, cwd, base, out)
         }
         "sudo" | "doas" | "run0" => {
-            let k = skip_options(
-                rest,
-                &[
-                    "-u", "-g", "-C", "-h", "-p", "-D", "-r", "-t", "-U", "-T", "--user", "--group",
-                ],
-            );
+            let k =
+                skip_options(rest, &["-u", "-g", "-C", "-h", "-p", "-D", "-r", "-t", "-U", "-T", "--user", "--group"]);
             unwrap_command(inner(k), depth, cwd, base, out)
         }
         "xargs" => {
@@ -310,24 +280,17 @@ fn unwrap_command(
             unwrap_command(inner(k), depth, cwd, base, out)
         }
         "nice" | "ionice" | "chrt" | "taskset" => {
-            let k = skip_options(
-                rest,
-                &["-n", "--adjustment", "-c", "--class", "-p", "--pid"],
-            );
+            let k = skip_options(rest, &["-n", "--adjustment", "-c", "--class", "-p", "--pid"]);
             // taskset/chrt take a mask/priority operand first
-            let k = if matches!(program.as_str(), "taskset" | "chrt") {
-                k + 1
-            } else {
-                k
-            };
+            let k = if matches!(program.as_str(), "taskset" | "chrt") { k + 1 } else { k };
             unwrap_command(inner(k), depth, cwd, base, out)
         }
         "timeout" => {
             let k = skip_options(rest, &["-s", "--signal", "-k", "--kill-after"]);
             unwrap_command(inner(k + 1), depth, cwd, base, out)
         }
-        "nohup" | "command" | "builtin" | "setsid" | "exec" | "stdbuf" | "unbuffer" | "time"
-        | "strace" | "ltrace" | "caffeinate" | "flock" => {
+        "nohup" | "command" | "builtin" | "setsid" | "exec" | "stdbuf" | "unbuffer" | "time" | "strace" | "ltrace"
+        | "caffeinate" | "flock" => {
             let k = skip_options(rest, &["-a", "-i", "-o", "-e", "-p"]);
             let k = if program == "flock" { k + 1 } else { k };
             unwrap_command(inner(k), depth, cwd, base, out)
@@ -362,10 +325,7 @@ fn unwrap_command(
         "find" => {
             let mut k = 0;
             while k < rest.len() {
-                if matches!(
-                    rest[k].text.as_str(),
-                    "-exec" | "-execdir" | "-ok" | "-okdir"
-                ) {
+                if matches!(rest[k].text.as_str(), "-exec" | "-execdir" | "-ok" | "-okdir") {
                     let end = rest[k + 1..]
                         .iter()
                         .position(|w| w.text == ";" || w.text == "+")
@@ -400,9 +360,7 @@ fn skip_options(rest: &[Word], with_value: &[&str]) -> usize {
 fn is_assignment(t: &str) -> bool {
     match t.find('=') {
         Some(eq) if eq > 0 => {
-            t[..eq]
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '_')
+            t[..eq].chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
                 && !t[..1].chars().all(|c| c.is_ascii_digit())
         }
         _ => false,
@@ -482,10 +440,7 @@ mod tests {
             "cat <<EOF",
             "(cd /etc && ls)",
         ];
-        let rendered: String = cases
-            .iter()
-            .map(|c| format!("$ {c}\n{}\n", progs(c)))
-            .collect();
+        let rendered: String = cases.iter().map(|c| format!("$ {c}\n{}\n", progs(c))).collect();
         expect_test::expect![[r#"
             $ echo 'a b' "c $HOME" d\ e
             echo["a b", "c $HOME", "d e"]

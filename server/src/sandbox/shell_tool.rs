@@ -2,9 +2,8 @@
 //! run in the sandbox (in the shadow tree).
 
 use super::{
-    run_sandboxed, HumanPort, PermissionDecision, PermissionPolicy, PermissionRequest,
-    PermissionStore, PermissionVerdict, RunOutput, RunSpec, SandboxError, ShadowWorkspace,
-    StoredDecision,
+    run_sandboxed, HumanPort, PermissionChoice, PermissionPolicy, PermissionRequest, PermissionStore,
+    PermissionVerdict, RunOutput, RunSpec, SandboxError, ShadowWorkspace, StoredDecision,
 };
 use crate::config::SandboxConfig;
 use serde::Serialize;
@@ -20,7 +19,7 @@ pub enum ShellOutcome {
         /// The policy's verdict.
         verdict: PermissionVerdict,
         /// The decision that allowed it (None when not dangerous).
-        decision: Option<PermissionDecision>,
+        decision: Option<PermissionChoice>,
         /// The run.
         output: RunOutput,
     },
@@ -59,23 +58,15 @@ impl ShellTool<'_> {
             let pattern = command.trim().to_string();
             let stored = self.store.get(&pattern)?.map(|d| d.decision);
             let d = match stored {
-                Some(PermissionDecision::AllowAlways) => PermissionDecision::AllowAlways,
-                Some(PermissionDecision::Deny) => {
-                    return Ok(ShellOutcome::Denied {
-                        verdict,
-                        from_store: true,
-                    })
-                }
+                Some(PermissionChoice::AllowAlways) => PermissionChoice::AllowAlways,
+                Some(PermissionChoice::Deny) => return Ok(ShellOutcome::Denied { verdict, from_store: true }),
                 _ => {
-                    let request = PermissionRequest {
-                        command: command.to_string(),
-                        verdict: verdict.clone(),
-                    };
+                    let request = PermissionRequest { command: command.to_string(), verdict: verdict.clone() };
                     let answer = self.human.ask_permission(&request).await;
-                    if answer != PermissionDecision::AllowOnce {
+                    if answer != PermissionChoice::AllowOnce {
                         // An "ask always" stays stored even when this one answer is allow-once.
-                        let keep = if stored == Some(PermissionDecision::AskAlways) {
-                            PermissionDecision::AskAlways
+                        let keep = if stored == Some(PermissionChoice::AskAlways) {
+                            PermissionChoice::AskAlways
                         } else {
                             answer
                         };
@@ -90,10 +81,7 @@ impl ShellTool<'_> {
                 }
             };
             if !d.allows() {
-                return Ok(ShellOutcome::Denied {
-                    verdict,
-                    from_store: false,
-                });
+                return Ok(ShellOutcome::Denied { verdict, from_store: false });
             }
             decision = Some(d);
         }
@@ -101,17 +89,10 @@ impl ShellTool<'_> {
         let timeout = Duration::from_secs(self.sandbox.shell_timeout_s);
         let spec = RunSpec::in_shadow(self.sandbox, "sh", &args, shadow, timeout)?;
         let output = run_sandboxed(&spec, cancel).await?;
-        Ok(ShellOutcome::Ran {
-            verdict,
-            decision,
-            output,
-        })
+        Ok(ShellOutcome::Ran { verdict, decision, output })
     }
 }
 
 fn now() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0)
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
 }

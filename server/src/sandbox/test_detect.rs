@@ -34,27 +34,17 @@ pub struct TestCommand {
 impl TestCommand {
     /// The command as one line, for display.
     pub fn display(&self) -> String {
-        std::iter::once(self.program.as_str())
-            .chain(self.args.iter().map(String::as_str))
-            .collect::<Vec<_>>()
-            .join(" ")
+        std::iter::once(self.program.as_str()).chain(self.args.iter().map(String::as_str)).collect::<Vec<_>>().join(" ")
     }
 }
 
 /// Detects the test command for `root`; a non-empty `override_cmd` (config `sandbox.test_command`) wins.
 pub fn detect_test_command(root: &Path, override_cmd: &str) -> Result<TestCommand, SandboxError> {
     if !override_cmd.trim().is_empty() {
-        let words = super::shell_parse::split_words(override_cmd).map_err(|reason| {
-            SandboxError::BadTestCommand {
-                command: override_cmd.to_string(),
-                reason,
-            }
-        })?;
+        let words = super::shell_parse::split_words(override_cmd)
+            .map_err(|reason| SandboxError::BadTestCommand { command: override_cmd.to_string(), reason })?;
         let Some((program, args)) = words.split_first() else {
-            return Err(SandboxError::BadTestCommand {
-                command: override_cmd.to_string(),
-                reason: "empty".into(),
-            });
+            return Err(SandboxError::BadTestCommand { command: override_cmd.to_string(), reason: "empty".into() });
         };
         let joined = words.join(" ");
         let framework = if program == "cargo" {
@@ -66,11 +56,7 @@ pub fn detect_test_command(root: &Path, override_cmd: &str) -> Result<TestComman
         } else {
             TestFramework::Custom
         };
-        return Ok(TestCommand {
-            program: program.clone(),
-            args: args.to_vec(),
-            framework,
-        });
+        return Ok(TestCommand { program: program.clone(), args: args.to_vec(), framework });
     }
     let words = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
     if root.join("Cargo.toml").is_file() {
@@ -80,29 +66,14 @@ pub fn detect_test_command(root: &Path, override_cmd: &str) -> Result<TestComman
             framework: TestFramework::Cargo,
         });
     }
-    let python_markers = [
-        "pyproject.toml",
-        "setup.py",
-        "setup.cfg",
-        "pytest.ini",
-        "tox.ini",
-        "requirements.txt",
-    ];
+    let python_markers = ["pyproject.toml", "setup.py", "setup.cfg", "pytest.ini", "tox.ini", "requirements.txt"];
     let has_py = python_markers.iter().any(|m| root.join(m).is_file()) || has_python_tests(root);
     if has_py {
         let python = python_program();
         if python_has_pytest(&python) {
             return Ok(TestCommand {
                 program: python,
-                args: words(&[
-                    "-m",
-                    "pytest",
-                    "-rfE",
-                    "--tb=long",
-                    "-p",
-                    "no:cacheprovider",
-                    "--color=no",
-                ]),
+                args: words(&["-m", "pytest", "-rfE", "--tb=long", "-p", "no:cacheprovider", "--color=no"]),
                 framework: TestFramework::Pytest,
             });
         }
@@ -125,18 +96,14 @@ pub fn detect_test_command(root: &Path, override_cmd: &str) -> Result<TestComman
 fn has_python_tests(root: &Path) -> bool {
     ["tests", "test"].iter().any(|d| {
         std::fs::read_dir(root.join(d))
-            .map(|rd| {
-                rd.flatten()
-                    .any(|e| e.file_name().to_string_lossy().ends_with(".py"))
-            })
+            .map(|rd| rd.flatten().any(|e| e.file_name().to_string_lossy().ends_with(".py")))
             .unwrap_or(false)
     })
 }
 
 fn python_program() -> String {
     let on_path = |name: &str| {
-        std::env::var_os("PATH")
-            .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(name).is_file()))
+        std::env::var_os("PATH").is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(name).is_file()))
     };
     if on_path("python3") || !on_path("python") {
         "python3".into()
@@ -164,16 +131,10 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         assert!(detect_test_command(d.path(), "").is_err());
         std::fs::write(d.path().join("package.json"), "{}").unwrap();
-        assert_eq!(
-            detect_test_command(d.path(), "").unwrap().framework,
-            TestFramework::Npm
-        );
+        assert_eq!(detect_test_command(d.path(), "").unwrap().framework, TestFramework::Npm);
         std::fs::write(d.path().join("Cargo.toml"), "[package]").unwrap();
         let c = detect_test_command(d.path(), "").unwrap();
-        assert_eq!(
-            (c.program.as_str(), c.framework),
-            ("cargo", TestFramework::Cargo)
-        );
+        assert_eq!((c.program.as_str(), c.framework), ("cargo", TestFramework::Cargo));
         let o = detect_test_command(d.path(), "python3 -m pytest -k 'a b'").unwrap();
         assert_eq!(o.args, vec!["-m", "pytest", "-k", "a b"]);
         assert_eq!(o.framework, TestFramework::Pytest);

@@ -1,10 +1,7 @@
 //! Running a project's tests in a shadow and turning the output into a report.
 
 use super::test_parse::{parse_failures, TestFailure};
-use super::{
-    detect_test_command, run_sandboxed, MechanismStatus, RunEnd, RunSpec, SandboxError,
-    ShadowWorkspace,
-};
+use super::{detect_test_command, run_sandboxed, MechanismStatus, RunEnd, RunSpec, SandboxError, ShadowWorkspace};
 use crate::config::Config;
 use crate::paths::WorkspacePaths;
 use serde::Serialize;
@@ -86,17 +83,10 @@ pub async fn run_tests_in_shadow(
         let bytes = std::fs::read(&lock).unwrap_or_default();
         shadow.write_file(std::path::Path::new("Cargo.lock"), &bytes)?;
     }
-    let mut spec = RunSpec::in_shadow(
-        sc,
-        &cmd.program,
-        &cmd.args,
-        shadow,
-        Duration::from_secs(sc.wall_timeout_s),
-    )?;
+    let mut spec = RunSpec::in_shadow(sc, &cmd.program, &cmd.args, shadow, Duration::from_secs(sc.wall_timeout_s))?;
     // Shared per workspace, so a shadow does not rebuild every dependency.
     let target = paths.cache_dir.join("cargo-target");
-    std::fs::create_dir_all(&target)
-        .map_err(|e| SandboxError::io("create the shared cargo target dir", &target, e))?;
+    std::fs::create_dir_all(&target).map_err(|e| SandboxError::io("create the shared cargo target dir", &target, e))?;
     spec.set_env("CARGO_TARGET_DIR", &target.to_string_lossy());
     spec.set_env("CARGO_TERM_COLOR", "never");
     spec.set_env("CARGO_NET_OFFLINE", "true");
@@ -108,22 +98,16 @@ pub async fn run_tests_in_shadow(
     let mut failures = parse_failures(cmd.framework, &combined, shadow.path());
     if !out.success() && failures.is_empty() {
         let why = match out.end {
-            RunEnd::TimedOut => format!(
-                "killed after the {} s wall timeout (sandbox.wall_timeout_s)",
-                sc.wall_timeout_s
-            ),
+            RunEnd::TimedOut => {
+                format!("killed after the {} s wall timeout (sandbox.wall_timeout_s)", sc.wall_timeout_s)
+            }
             RunEnd::Cancelled => "cancelled".to_string(),
             RunEnd::Signaled(s) => format!("killed by signal {s}"),
             RunEnd::Exited(c) => {
                 format!("exited with code {c}; no failure could be parsed from the output")
             }
         };
-        failures.push(TestFailure {
-            file: String::new(),
-            line: 0,
-            test: cmd.display(),
-            message: why,
-        });
+        failures.push(TestFailure { file: String::new(), line: 0, test: cmd.display(), message: why });
     }
     Ok(TestReport {
         command: cmd.display(),

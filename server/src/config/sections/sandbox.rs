@@ -38,32 +38,16 @@ pub struct SandboxConfig {
 impl SandboxConfig {
     pub(super) fn validate(&self) -> Result<(), Invalid> {
         if self.wall_timeout_s == 0 {
-            return Err(Invalid::new(
-                "sandbox.wall_timeout_s",
-                0,
-                "a positive number of seconds",
-            ));
+            return Err(Invalid::new("sandbox.wall_timeout_s", 0, "a positive number of seconds"));
         }
         if self.shell_timeout_s == 0 {
-            return Err(Invalid::new(
-                "sandbox.shell_timeout_s",
-                0,
-                "a positive number of seconds",
-            ));
+            return Err(Invalid::new("sandbox.shell_timeout_s", 0, "a positive number of seconds"));
         }
         if self.max_processes == 0 {
-            return Err(Invalid::new(
-                "sandbox.max_processes",
-                0,
-                "a positive number of processes",
-            ));
+            return Err(Invalid::new("sandbox.max_processes", 0, "a positive number of processes"));
         }
         if self.output_cap_kb == 0 {
-            return Err(Invalid::new(
-                "sandbox.output_cap_kb",
-                0,
-                "a positive number of KiB",
-            ));
+            return Err(Invalid::new("sandbox.output_cap_kb", 0, "a positive number of KiB"));
         }
         Ok(())
     }
@@ -108,11 +92,7 @@ pub struct PermissionRule {
 impl PermissionsConfig {
     pub(super) fn validate(&self) -> Result<(), Invalid> {
         if !matches!(self.non_interactive.as_str(), "deny" | "allow") {
-            return Err(Invalid::new(
-                "permissions.non_interactive",
-                &self.non_interactive,
-                "\"deny\" or \"allow\"",
-            ));
+            return Err(Invalid::new("permissions.non_interactive", &self.non_interactive, "\"deny\" or \"allow\""));
         }
         for rule in &self.rules {
             if let Some(re) = &rule.args_match {

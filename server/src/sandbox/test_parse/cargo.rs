@@ -5,19 +5,13 @@ use regex::Regex;
 use std::sync::LazyLock;
 
 static PANIC_NEW: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^thread '([^']+)' (?:\(\d+\) )?panicked at ([^:\s]+):(\d+):(\d+):$")
-        .expect("valid regex")
+    Regex::new(r"^thread '([^']+)' (?:\(\d+\) )?panicked at ([^:\s]+):(\d+):(\d+):$").expect("valid regex")
 });
-static PANIC_OLD: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^thread '([^']+)' panicked at '(.*)', ([^:\s]+):(\d+):(\d+)$")
-        .expect("valid regex")
-});
-static COMPILE: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^error(\[E\d+\])?: (.+)$").expect("valid regex"));
-static ARROW: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^\s*--> ([^:\s]+):(\d+):(\d+)$").expect("valid regex"));
-static FAILED_TEST: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^test (\S+) \.\.\. FAILED$").expect("valid regex"));
+static PANIC_OLD: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^thread '([^']+)' panicked at '(.*)', ([^:\s]+):(\d+):(\d+)$").expect("valid regex"));
+static COMPILE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^error(\[E\d+\])?: (.+)$").expect("valid regex"));
+static ARROW: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^\s*--> ([^:\s]+):(\d+):(\d+)$").expect("valid regex"));
+static FAILED_TEST: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^test (\S+) \.\.\. FAILED$").expect("valid regex"));
 
 /// Parses cargo/rustc/libtest output.
 pub fn parse_cargo(output: &str) -> Vec<TestFailure> {
@@ -65,28 +59,14 @@ pub fn parse_cargo(output: &str) -> Vec<TestFailure> {
                 && !message.contains("targets failed")
             {
                 let code = c.get(1).map(|m| m.as_str()).unwrap_or("");
-                let arrow = lines[i + 1..]
-                    .iter()
-                    .take(4)
-                    .find_map(|l| ARROW.captures(l));
-                let (file, ln) = arrow
-                    .map(|a| (a[1].to_string(), a[2].parse().unwrap_or(0)))
-                    .unwrap_or_default();
-                out.push(TestFailure {
-                    file,
-                    line: ln,
-                    test: format!("compile error{code}"),
-                    message,
-                });
+                let arrow = lines[i + 1..].iter().take(4).find_map(|l| ARROW.captures(l));
+                let (file, ln) = arrow.map(|a| (a[1].to_string(), a[2].parse().unwrap_or(0))).unwrap_or_default();
+                out.push(TestFailure { file, line: ln, test: format!("compile error{code}"), message });
             }
         } else if let Some(c) = FAILED_TEST.captures(line) {
             // Listed as failed; located later by its panic line (or kept unlocated).
             let name = c[1].to_string();
-            if !lines
-                .iter()
-                .any(|l| l.starts_with(&format!("thread '{name}'")))
-                && !located.contains(&name)
-            {
+            if !lines.iter().any(|l| l.starts_with(&format!("thread '{name}'"))) && !located.contains(&name) {
                 out.push(TestFailure {
                     file: String::new(),
                     line: 0,

@@ -27,11 +27,7 @@ pub struct TestFailure {
 
 /// Parses `output` (stdout and stderr concatenated) with the framework's parser;
 /// `shadow_root` turns absolute paths inside the shadow into workspace-relative ones.
-pub fn parse_failures(
-    framework: TestFramework,
-    output: &str,
-    shadow_root: &Path,
-) -> Vec<TestFailure> {
+pub fn parse_failures(framework: TestFramework, output: &str, shadow_root: &Path) -> Vec<TestFailure> {
     let mut out = match framework {
         TestFramework::Cargo => parse_cargo(output),
         TestFramework::Pytest => parse_pytest(output),
@@ -52,9 +48,7 @@ pub fn parse_failures(
 /// Makes `file` workspace-relative when it is an absolute path inside `shadow_root`.
 pub fn relativize(file: &str, shadow_root: &Path) -> String {
     let p = Path::new(file);
-    let canon_root = shadow_root
-        .canonicalize()
-        .unwrap_or_else(|_| shadow_root.to_path_buf());
+    let canon_root = shadow_root.canonicalize().unwrap_or_else(|_| shadow_root.to_path_buf());
     for root in [shadow_root, canon_root.as_path()] {
         if let Ok(rel) = p.strip_prefix(root) {
             return rel.to_string_lossy().into_owned();
@@ -65,8 +59,5 @@ pub fn relativize(file: &str, shadow_root: &Path) -> String {
 
 /// Renders failures one per line, for expect-tests and the CLI.
 pub fn render(failures: &[TestFailure]) -> String {
-    failures
-        .iter()
-        .map(|f| format!("{}:{} [{}] {}\n", f.file, f.line, f.test, f.message))
-        .collect()
+    failures.iter().map(|f| format!("{}:{} [{}] {}\n", f.file, f.line, f.test, f.message)).collect()
 }

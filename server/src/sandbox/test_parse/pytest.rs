@@ -4,10 +4,8 @@ use super::TestFailure;
 use regex::Regex;
 use std::sync::LazyLock;
 
-static SECTION: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^_{3,} (.+?) _{3,}$").expect("valid regex"));
-static LOCATION: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^(\S+?\.py):(\d+): (.+)$").expect("valid regex"));
+static SECTION: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^_{3,} (.+?) _{3,}$").expect("valid regex"));
+static LOCATION: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"^(\S+?\.py):(\d+): (.+)$").expect("valid regex"));
 static SUMMARY: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^(FAILED|ERROR) (\S+?)(?: - (.*))?$").expect("valid regex"));
 
@@ -65,12 +63,7 @@ pub fn parse_pytest(output: &str) -> Vec<TestFailure> {
             _ => (file_part.clone(), 0, String::new()),
         };
         let message = if !emsg.is_empty() { emsg } else { summary_msg };
-        out.push(TestFailure {
-            file,
-            line: ln,
-            test: nodeid,
-            message,
-        });
+        out.push(TestFailure { file, line: ln, test: nodeid, message });
     }
     out
 }

@@ -6,9 +6,8 @@ use std::sync::LazyLock;
 
 static HEADER: LazyLock<Regex> =
     LazyLock::new(|| Regex::new(r"^(FAIL|ERROR): (\S+) \(([^)]+)\)").expect("valid regex"));
-static FRAME: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r#"^\s+File "([^"]+)", line (\d+), in (\S+)"#).expect("valid regex")
-});
+static FRAME: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r#"^\s+File "([^"]+)", line (\d+), in (\S+)"#).expect("valid regex"));
 
 /// Parses unittest's FAIL/ERROR blocks.
 pub fn parse_unittest(output: &str) -> Vec<TestFailure> {
@@ -21,11 +20,7 @@ pub fn parse_unittest(output: &str) -> Vec<TestFailure> {
             continue;
         };
         let qualified = h[3].to_string();
-        let test = if qualified.ends_with(&h[2]) {
-            qualified
-        } else {
-            format!("{}.{}", &h[3], &h[2])
-        };
+        let test = if qualified.ends_with(&h[2]) { qualified } else { format!("{}.{}", &h[3], &h[2]) };
         let mut file = String::new();
         let mut line = 0;
         let mut message = String::new();
@@ -50,12 +45,7 @@ pub fn parse_unittest(output: &str) -> Vec<TestFailure> {
             }
             j += 1;
         }
-        out.push(TestFailure {
-            file,
-            line,
-            test,
-            message,
-        });
+        out.push(TestFailure { file, line, test, message });
         i = j;
     }
     out
