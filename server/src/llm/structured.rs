@@ -119,6 +119,96 @@ mod tests {
         }
     }
 
+    /// A scripted model double: replies with canned texts in order and records what it was sent.
+    struct ScriptedModel {
+        replies: std::sync::Mutex<Vec<String>>,
+        seen: std::sync::Mutex<Vec<ChatRequest>>,
+    }
+
+    #[async_trait::async_trait]
+    impl ModelClient for ScriptedModel {
+        fn backend(&self) -> crate::config::BackendKind {
+            crate::config::BackendKind::Ollama
+        }
+        fn url(&self) -> &str {
+            "scripted"
+        }
+        async fn chat_stream(
+            &self,
+            req: ChatRequest,
+            _c: CancellationToken,
+        ) -> Result<super::super::ChatStream, LlmError> {
+            self.seen.lock().map_err(|_| LlmError::Cancelled)?.push(req);
+            let reply = self
+                .replies
+                .lock()
+                .map_err(|_| LlmError::Cancelled)?
+                .remove(0);
+            Ok(Box::pin(futures::stream::iter(vec![Ok(reply)])))
+        }
+        async fn list_models(&self) -> Result<Vec<super::super::ModelInfo>, LlmError> {
+            Ok(vec![])
+        }
+        async fn loaded_models(&self) -> Result<Option<Vec<String>>, LlmError> {
+            Ok(None)
+        }
+        async fn count_tokens(
+            &self,
+            _r: crate::config::ModelRole,
+            _t: &str,
+        ) -> Result<Option<usize>, LlmError> {
+            Ok(None)
+        }
+        async fn embed(&self, _m: &str, _i: &[String]) -> Result<Vec<Vec<f32>>, LlmError> {
+            Ok(vec![])
+        }
+    }
+
+    fn scripted(replies: &[&str]) -> ScriptedModel {
+        ScriptedModel {
+            replies: std::sync::Mutex::new(replies.iter().map(|r| r.to_string()).collect()),
+            seen: std::sync::Mutex::new(vec![]),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_bad_reply_is_retried_with_the_error_then_fails_after_the_limit() {
+        let prompts = PromptLibrary::load(None).expect("prompts");
+        let req = ChatRequest::new(
+            crate::config::ModelRole::Critic,
+            vec![ChatMessage::user("judge")],
+        );
+        let cancel = CancellationToken::new();
+
+        let model = scripted(&["{\"ok\": 1}", "{\"ok\": true, \"reason\": \"r\"}"]);
+        let v: Verdict = structured(&model, &prompts, req.clone(), &cancel, 2)
+            .await
+            .expect("second reply validates");
+        assert_eq!(
+            v,
+            Verdict {
+                ok: true,
+                reason: "r".into()
+            }
+        );
+        let seen = model.seen.lock().expect("lock");
+        assert_eq!(seen.len(), 2);
+        assert!(seen[0].json_schema.is_some());
+        let retry = &seen[1].messages;
+        assert_eq!(retry.len(), 3, "original + bad reply + retry prompt");
+        assert_eq!(retry[1], ChatMessage::assistant("{\"ok\": 1}"));
+        assert!(retry[2].content.contains("at `ok`"), "{}", retry[2].content);
+
+        let model = scripted(&["nope", "nope", "nope"]);
+        match structured::<Verdict>(&model, &prompts, req, &cancel, 2).await {
+            Err(LlmError::InvalidStructuredOutput {
+                attempts: 3,
+                last_error,
+            }) => assert!(last_error.contains("expected")),
+            other => panic!("expected InvalidStructuredOutput, got {other:?}"),
+        }
+    }
+
     #[test]
     fn schema_names_the_fields_without_the_meta_key() {
         let s = schema_of::<Verdict>();
