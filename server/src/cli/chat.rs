@@ -69,10 +69,12 @@ pub async fn run(args: Args, workspace: Option<PathBuf>) -> anyhow::Result<ExitC
     });
 
     let mut stdout = std::io::stdout().lock();
+    let mut printed = false;
     let result = async {
         let mut stream = client.chat_stream(req, cancel.clone()).await?;
         while let Some(delta) = stream.next().await {
             let delta = delta?;
+            printed = true;
             // Flush per delta so the reply shows as it is generated.
             let _ = stdout
                 .write_all(delta.as_bytes())
@@ -81,7 +83,9 @@ pub async fn run(args: Args, workspace: Option<PathBuf>) -> anyhow::Result<ExitC
         Ok::<(), LlmError>(())
     }
     .await;
-    let _ = writeln!(stdout);
+    if printed {
+        let _ = writeln!(stdout);
+    }
     match result {
         Ok(()) => Ok(ExitCode::SUCCESS),
         Err(LlmError::Cancelled) => {

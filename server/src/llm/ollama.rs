@@ -355,3 +355,82 @@ impl ModelClient for OllamaClient {
             .map_err(|e| LlmError::Protocol(format!("embeddings reply: {e}")))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{ConfigInputs, LoadedConfig};
+    use crate::llm::ChatMessage;
+
+    /// A TCP peer that accepts connections and never answers (not a model server: it says nothing).
+    async fn silent_peer() -> (String, tokio::task::JoinHandle<()>) {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let url = format!("http://{}", listener.local_addr().expect("addr"));
+        let task = tokio::spawn(async move {
+            let mut held = Vec::new();
+            while let Ok((sock, _)) = listener.accept().await {
+                held.push(sock);
+            }
+        });
+        (url, task)
+    }
+
+    fn config(url: &str) -> Config {
+        let mut c = LoadedConfig::load(&ConfigInputs::default())
+            .expect("defaults")
+            .config;
+        c.backend.url = url.into();
+        c.backend.first_token_timeout_ms = 300;
+        c
+    }
+
+    fn small_request() -> ChatRequest {
+        let mut req = ChatRequest::new(ModelRole::Coder, vec![ChatMessage::user("hi")]);
+        req.max_tokens = Some(8);
+        req
+    }
+
+    #[tokio::test]
+    async fn a_server_that_never_answers_times_out_waiting_for_the_first_token() {
+        let (url, task) = silent_peer().await;
+        let client = OllamaClient::new(&config(&url)).expect("client");
+        let started = std::time::Instant::now();
+        match client
+            .chat_stream(small_request(), CancellationToken::new())
+            .await
+        {
+            Err(LlmError::Timeout { after_ms: 300, .. }) => {}
+            Err(other) => panic!("expected Timeout, got {other:?}"),
+            Ok(_) => panic!("expected Timeout, got a stream"),
+        }
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
+        task.abort();
+    }
+
+    #[tokio::test]
+    async fn cancelling_while_waiting_for_the_server_returns_cancelled() {
+        let (url, task) = silent_peer().await;
+        let mut c = config(&url);
+        c.backend.first_token_timeout_ms = 60_000;
+        let client = OllamaClient::new(&c).expect("client");
+        let cancel = CancellationToken::new();
+        let trigger = cancel.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            trigger.cancel();
+        });
+        assert!(matches!(
+            client.chat(small_request(), cancel).await,
+            Err(LlmError::Cancelled)
+        ));
+        task.abort();
+    }
+
+    #[test]
+    fn bare_names_mean_latest() {
+        assert_eq!(full_name("smollm2"), "smollm2:latest");
+        assert_eq!(full_name("qwen2.5-coder:1.5b"), "qwen2.5-coder:1.5b");
+    }
+}

@@ -191,7 +191,7 @@ mod tests {
                 reason: "r".into()
             }
         );
-        let seen = model.seen.lock().expect("lock");
+        let seen = model.seen.lock().expect("lock").clone();
         assert_eq!(seen.len(), 2);
         assert!(seen[0].json_schema.is_some());
         let retry = &seen[1].messages;
