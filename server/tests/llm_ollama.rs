@@ -116,3 +116,82 @@ async fn diagnose_reports_models_and_context_lengths() {
         "{down:?}"
     );
 }
+
+/// `tinycoder chat` run as a user would: a workspace `.tinycoder.toml` with the
+/// test bed's models, no user config, no inherited TINYCODER_* variables.
+fn chat_command(workspace: &std::path::Path, args: &[&str]) -> tokio::process::Command {
+    let toml = format!(
+        "[backend]\nurl = \"{}\"\n[budget]\nreserved_output_tokens = 256\n[models.coder]\nname = \"smollm2\"\nnum_ctx = 2048\ntemperature = 0.0\nmax_output_tokens = 400\n",
+        ollama_url()
+    );
+    std::fs::write(workspace.join(".tinycoder.toml"), toml).expect("write workspace config");
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_tinycoder"));
+    for (k, _) in std::env::vars().filter(|(k, _)| k.starts_with("TINYCODER_")) {
+        cmd.env_remove(k);
+    }
+    cmd.env("TINYCODER_CONFIG", workspace.join("no-user-config.toml"))
+        .env("TINYCODER_CACHE_DIR", workspace.join("cache"))
+        .env("TINYCODER_DATA_DIR", workspace.join("data"))
+        .arg("--workspace")
+        .arg(workspace)
+        .arg("chat")
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true);
+    cmd
+}
+
+#[tokio::test]
+async fn chat_cli_streams_a_reply() {
+    let (_g, _config) = ready().await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = chat_command(
+        dir.path(),
+        &["--max-tokens", "16", "Fix", "this:", "return a-b"],
+    )
+    .output()
+    .await
+    .expect("run tinycoder chat");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "stderr: {stderr}");
+    assert!(
+        !String::from_utf8_lossy(&out.stdout).trim().is_empty(),
+        "empty reply; stderr: {stderr}"
+    );
+}
+
+#[tokio::test]
+async fn chat_cli_ctrl_c_cancels_cleanly() {
+    use tokio::io::AsyncReadExt;
+    let (_g, _config) = ready().await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut child = chat_command(
+        dir.path(),
+        &["Count from one to two hundred in words, one per line."],
+    )
+    .spawn()
+    .expect("spawn");
+    let mut stdout = child.stdout.take().expect("stdout");
+    let mut first = [0u8; 1];
+    stdout
+        .read_exact(&mut first)
+        .await
+        .expect("the reply starts streaming");
+    let pid = nix::unistd::Pid::from_raw(child.id().expect("pid") as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).expect("send SIGINT");
+    let status = tokio::time::timeout(std::time::Duration::from_secs(30), child.wait())
+        .await
+        .expect("chat exits after Ctrl-C")
+        .expect("wait");
+    assert_eq!(status.code(), Some(130), "exit status after Ctrl-C");
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .expect("stderr")
+        .read_to_string(&mut err)
+        .await
+        .expect("read stderr");
+    assert!(err.contains("cancelled"), "stderr: {err}");
+}
