@@ -4,6 +4,11 @@
 //! Architecture invariant: nothing here knows about LSP, the agent or the
 //! store. Callers pass a [`CancellationToken`]; cancelling it (or dropping the
 //! returned stream) stops the HTTP stream at once.
+//!
+//! Start reading at [`ModelClient`], then `ollama.rs` / `openai.rs` (adapters),
+//! `http.rs` (timeouts, cancellation, the streaming driver), `wire.rs`
+//! (NDJSON and SSE readers), `gate.rs` (one model at a time), `budget.rs`
+//! (refusal before sending), `structured.rs` (JSON-schema replies), `diagnose.rs`.
 
 mod budget;
 mod diagnose;
@@ -51,6 +56,11 @@ pub trait ModelClient: Send + Sync {
     fn url(&self) -> &str;
 
     /// Starts a streamed chat with the model of `req.role`; yields text deltas in order.
+    ///
+    /// Refuses a prompt over the role's `num_ctx` before sending ([`LlmError::OverBudget`]).
+    /// The stream holds this client's model gate until it ends or is dropped, so
+    /// calls on one client run one at a time: do not start a second call on the
+    /// same client while holding an unfinished stream in the same task.
     async fn chat_stream(
         &self,
         req: ChatRequest,
