@@ -7,10 +7,7 @@ use common::{ollama_url, require_server, serial, suite, test_config};
 use tinycoder::config::BackendKind;
 use tinycoder::llm::{client_from_config, diagnose};
 
-async fn ready() -> (
-    tokio::sync::MutexGuard<'static, ()>,
-    tinycoder::config::Config,
-) {
+async fn ready() -> (tokio::sync::MutexGuard<'static, ()>, tinycoder::config::Config) {
     let guard = serial().await;
     require_server(&ollama_url(), "/api/version").await;
     (guard, test_config(BackendKind::Ollama, &ollama_url()))
@@ -66,10 +63,7 @@ async fn over_budget_prompt_is_refused_before_sending() {
 async fn embeddings_have_one_vector_per_input() {
     let (_g, config) = ready().await;
     let client = client_from_config(&config).expect("client");
-    let v = client
-        .embed("smollm2", &["fn add".to_string(), "def add".to_string()])
-        .await
-        .expect("embeddings");
+    let v = client.embed("smollm2", &["fn add".to_string(), "def add".to_string()]).await.expect("embeddings");
     assert_eq!(v.len(), 2);
     assert!(!v[0].is_empty() && v[0].len() == v[1].len());
 }
@@ -87,34 +81,12 @@ async fn diagnose_reports_models_and_context_lengths() {
     broken.models.coder.num_ctx = 1_000_000;
     let checks = diagnose(&broken).await;
     let fixes: Vec<&str> = checks.iter().filter_map(|c| c.fix.as_deref()).collect();
-    assert!(
-        fixes
-            .iter()
-            .any(|f| f.contains("ollama pull no-such-model-tinycoder")),
-        "{fixes:?}"
-    );
-    assert!(
-        fixes
-            .iter()
-            .any(|f| f.contains("models.coder.num_ctx to at most")),
-        "{fixes:?}"
-    );
+    assert!(fixes.iter().any(|f| f.contains("ollama pull no-such-model-tinycoder")), "{fixes:?}");
+    assert!(fixes.iter().any(|f| f.contains("models.coder.num_ctx to at most")), "{fixes:?}");
 
-    let down = diagnose(&test_config(
-        BackendKind::Ollama,
-        &common::closed_port_url(),
-    ))
-    .await;
+    let down = diagnose(&test_config(BackendKind::Ollama, &common::closed_port_url())).await;
     assert_eq!(down.len(), 1);
-    assert!(
-        !down[0].ok
-            && down[0]
-                .fix
-                .as_deref()
-                .unwrap_or("")
-                .contains("ollama serve"),
-        "{down:?}"
-    );
+    assert!(!down[0].ok && down[0].fix.as_deref().unwrap_or("").contains("ollama serve"), "{down:?}");
 }
 
 /// `tinycoder chat` run as a user would: a workspace `.tinycoder.toml` with the
@@ -146,19 +118,13 @@ fn chat_command(workspace: &std::path::Path, args: &[&str]) -> tokio::process::C
 async fn chat_cli_streams_a_reply() {
     let (_g, _config) = ready().await;
     let dir = tempfile::tempdir().expect("tempdir");
-    let out = chat_command(
-        dir.path(),
-        &["--max-tokens", "16", "Fix", "this:", "return a-b"],
-    )
-    .output()
-    .await
-    .expect("run tinycoder chat");
+    let out = chat_command(dir.path(), &["--max-tokens", "16", "Fix", "this:", "return a-b"])
+        .output()
+        .await
+        .expect("run tinycoder chat");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "stderr: {stderr}");
-    assert!(
-        !String::from_utf8_lossy(&out.stdout).trim().is_empty(),
-        "empty reply; stderr: {stderr}"
-    );
+    assert!(!String::from_utf8_lossy(&out.stdout).trim().is_empty(), "empty reply; stderr: {stderr}");
 }
 
 #[tokio::test]
@@ -166,18 +132,11 @@ async fn chat_cli_ctrl_c_cancels_cleanly() {
     use tokio::io::AsyncReadExt;
     let (_g, _config) = ready().await;
     let dir = tempfile::tempdir().expect("tempdir");
-    let mut child = chat_command(
-        dir.path(),
-        &["Count from one to two hundred in words, one per line."],
-    )
-    .spawn()
-    .expect("spawn");
+    let mut child =
+        chat_command(dir.path(), &["Count from one to two hundred in words, one per line."]).spawn().expect("spawn");
     let mut stdout = child.stdout.take().expect("stdout");
     let mut first = [0u8; 1];
-    stdout
-        .read_exact(&mut first)
-        .await
-        .expect("the reply starts streaming");
+    stdout.read_exact(&mut first).await.expect("the reply starts streaming");
     let pid = nix::unistd::Pid::from_raw(child.id().expect("pid") as i32);
     nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).expect("send SIGINT");
     let status = tokio::time::timeout(std::time::Duration::from_secs(30), child.wait())
@@ -186,12 +145,6 @@ async fn chat_cli_ctrl_c_cancels_cleanly() {
         .expect("wait");
     assert_eq!(status.code(), Some(130), "exit status after Ctrl-C");
     let mut err = String::new();
-    child
-        .stderr
-        .take()
-        .expect("stderr")
-        .read_to_string(&mut err)
-        .await
-        .expect("read stderr");
+    child.stderr.take().expect("stderr").read_to_string(&mut err).await.expect("read stderr");
     assert!(err.contains("cancelled"), "stderr: {err}");
 }

@@ -9,10 +9,7 @@ use tinycoder::config::{BackendKind, ModelRole};
 use tinycoder::llm::{client_from_config, diagnose, ChatMessage, ChatRequest};
 use tokio_util::sync::CancellationToken;
 
-async fn ready() -> (
-    tokio::sync::MutexGuard<'static, ()>,
-    tinycoder::config::Config,
-) {
+async fn ready() -> (tokio::sync::MutexGuard<'static, ()>, tinycoder::config::Config) {
     let guard = serial().await;
     require_server(&openai_url(), "/health").await;
     (guard, test_config(BackendKind::Openai, &openai_url()))
@@ -68,13 +65,7 @@ async fn over_budget_prompt_is_refused_before_sending() {
 async fn tokens_are_counted_exactly_by_the_server() {
     let (_g, config) = ready().await;
     let client = client_from_config(&config).expect("client");
-    assert_eq!(
-        client
-            .count_tokens(ModelRole::Coder, "hello world")
-            .await
-            .expect("tokenize"),
-        Some(2)
-    );
+    assert_eq!(client.count_tokens(ModelRole::Coder, "hello world").await.expect("tokenize"), Some(2));
 }
 
 /// The byte estimate over-counts on purpose; when it says "too big", the
@@ -84,18 +75,11 @@ async fn a_prompt_the_estimate_refuses_but_that_fits_is_sent() {
     let (_g, config) = ready().await;
     let client = client_from_config(&config).expect("client");
     let text = "hello ".repeat(850); // 5100 bytes: estimate > 2048 - 32, exact ~850 tokens
-    let estimate =
-        tinycoder::llm::estimate_tokens(&[ChatMessage::user(text.clone())], &config.budget);
-    assert!(
-        estimate + 32 > 2048,
-        "the estimate alone must refuse ({estimate})"
-    );
+    let estimate = tinycoder::llm::estimate_tokens(&[ChatMessage::user(text.clone())], &config.budget);
+    assert!(estimate + 32 > 2048, "the estimate alone must refuse ({estimate})");
     let mut req = ChatRequest::new(ModelRole::Coder, vec![ChatMessage::user(text)]);
     req.max_tokens = Some(32);
-    client
-        .chat(req, CancellationToken::new())
-        .await
-        .expect("exact count fits: the call is sent");
+    client.chat(req, CancellationToken::new()).await.expect("exact count fits: the call is sent");
 }
 
 #[tokio::test]

@@ -76,9 +76,7 @@ pub async fn run(args: Args, workspace: Option<PathBuf>) -> anyhow::Result<ExitC
             let delta = delta?;
             printed = true;
             // Flush per delta so the reply shows as it is generated.
-            let _ = stdout
-                .write_all(delta.as_bytes())
-                .and_then(|_| stdout.flush());
+            let _ = stdout.write_all(delta.as_bytes()).and_then(|_| stdout.flush());
         }
         Ok::<(), LlmError>(())
     }

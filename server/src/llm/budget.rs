@@ -26,12 +26,7 @@ pub fn reply_tokens(model: &ModelConfig, max_tokens: Option<u32>) -> u32 {
 }
 
 /// `Ok` when `size` plus `reserved` reply tokens fit `num_ctx`, else [`LlmError::OverBudget`] with the numbers.
-pub fn check_fits(
-    role: ModelRole,
-    model: &ModelConfig,
-    size: PromptSize,
-    reserved: u32,
-) -> Result<(), LlmError> {
+pub fn check_fits(role: ModelRole, model: &ModelConfig, size: PromptSize, reserved: u32) -> Result<(), LlmError> {
     if size.tokens + reserved as usize <= model.num_ctx as usize {
         return Ok(());
     }
@@ -50,23 +45,20 @@ mod tests {
     use crate::config::{ConfigInputs, LoadedConfig};
 
     fn config() -> crate::config::Config {
-        LoadedConfig::load(&ConfigInputs::default())
-            .expect("defaults load")
-            .config
+        LoadedConfig::load(&ConfigInputs::default()).expect("defaults load").config
     }
 
     #[test]
     fn estimate_over_counts_and_adds_the_margin() {
         let c = config();
         let msgs = vec![ChatMessage::user("a".repeat(250))];
-        let expected = (250.0 / f64::from(c.budget.chars_per_token)).ceil() as usize
-            + c.budget.safety_margin_tokens as usize;
+        let expected =
+            (250.0 / f64::from(c.budget.chars_per_token)).ceil() as usize + c.budget.safety_margin_tokens as usize;
         assert_eq!(estimate_tokens(&msgs, &c.budget), expected);
         // Non-ASCII counts by bytes: "é" is 2 bytes.
         let accents = vec![ChatMessage::user("é".repeat(100))];
         assert!(
-            estimate_tokens(&accents, &c.budget)
-                > estimate_tokens(&[ChatMessage::user("e".repeat(100))], &c.budget)
+            estimate_tokens(&accents, &c.budget) > estimate_tokens(&[ChatMessage::user("e".repeat(100))], &c.budget)
         );
     }
 
@@ -75,23 +67,11 @@ mod tests {
         let c = config();
         let model = c.models.get(ModelRole::Coder);
         let reserved = reply_tokens(model, Some(100));
-        let fits = PromptSize {
-            tokens: model.num_ctx as usize - 100,
-            exact: false,
-        };
+        let fits = PromptSize { tokens: model.num_ctx as usize - 100, exact: false };
         assert!(check_fits(ModelRole::Coder, model, fits, reserved).is_ok());
-        let over = PromptSize {
-            tokens: model.num_ctx as usize - 99,
-            exact: false,
-        };
+        let over = PromptSize { tokens: model.num_ctx as usize - 99, exact: false };
         match check_fits(ModelRole::Coder, model, over, reserved) {
-            Err(LlmError::OverBudget {
-                needed,
-                num_ctx,
-                reserved,
-                role,
-                ..
-            }) => {
+            Err(LlmError::OverBudget { needed, num_ctx, reserved, role, .. }) => {
                 assert_eq!(
                     (needed, num_ctx, reserved, role.as_str()),
                     (model.num_ctx as usize - 99, model.num_ctx, 100, "coder")

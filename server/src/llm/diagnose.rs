@@ -17,20 +17,10 @@ pub struct ModelCheck {
 
 impl ModelCheck {
     fn pass(subject: impl Into<String>, detail: impl Into<String>) -> Self {
-        Self {
-            subject: subject.into(),
-            ok: true,
-            detail: detail.into(),
-            fix: None,
-        }
+        Self { subject: subject.into(), ok: true, detail: detail.into(), fix: None }
     }
     fn fail(subject: impl Into<String>, detail: impl Into<String>, fix: impl Into<String>) -> Self {
-        Self {
-            subject: subject.into(),
-            ok: false,
-            detail: detail.into(),
-            fix: Some(fix.into()),
-        }
+        Self { subject: subject.into(), ok: false, detail: detail.into(), fix: Some(fix.into()) }
     }
 }
 
@@ -39,13 +29,7 @@ impl ModelCheck {
 pub async fn diagnose(config: &Config) -> Vec<ModelCheck> {
     let client = match client_from_config(config) {
         Ok(c) => c,
-        Err(e) => {
-            return vec![ModelCheck::fail(
-                "backend",
-                e.to_string(),
-                "check [backend] in the configuration",
-            )]
-        }
+        Err(e) => return vec![ModelCheck::fail("backend", e.to_string(), "check [backend] in the configuration")],
     };
     diagnose_with(client.as_ref(), config).await
 }
@@ -57,10 +41,9 @@ pub async fn diagnose_with(client: &dyn ModelClient, config: &Config) -> Vec<Mod
         Ok(m) => m,
         Err(e) => {
             let fix = match kind {
-                BackendKind::Ollama => format!(
-                    "start Ollama (`ollama serve`) or set backend.url (now {})",
-                    client.url()
-                ),
+                BackendKind::Ollama => {
+                    format!("start Ollama (`ollama serve`) or set backend.url (now {})", client.url())
+                }
                 BackendKind::Openai => {
                     format!("start the server (e.g. `llama-server --models-dir DIR --port 8080`) or set backend.url (now {})", client.url())
                 }
@@ -70,12 +53,7 @@ pub async fn diagnose_with(client: &dyn ModelClient, config: &Config) -> Vec<Mod
     };
     let mut checks = vec![ModelCheck::pass(
         "backend",
-        format!(
-            "{} server reachable at {} ({} models)",
-            kind_name(kind),
-            client.url(),
-            models.len()
-        ),
+        format!("{} server reachable at {} ({} models)", kind_name(kind), client.url(), models.len()),
     )];
     for role in ModelRole::ALL {
         checks.push(check_role(kind, role, config, &models));
@@ -90,12 +68,7 @@ fn kind_name(kind: BackendKind) -> &'static str {
     }
 }
 
-fn check_role(
-    kind: BackendKind,
-    role: ModelRole,
-    config: &Config,
-    models: &[ModelInfo],
-) -> ModelCheck {
+fn check_role(kind: BackendKind, role: ModelRole, config: &Config, models: &[ModelInfo]) -> ModelCheck {
     let m = config.models.get(role);
     let subject = format!("model for {role}");
     let found = models.iter().find(|info| match kind {
@@ -105,41 +78,30 @@ fn check_role(
     let Some(info) = found else {
         let fix = match kind {
             BackendKind::Ollama => format!("run `ollama pull {}`, or set models.{role}.name", m.name),
-            BackendKind::Openai => format!("serve a model with id `{}` (llama-server: {}.gguf in --models-dir), or set models.{role}.name", m.name, m.name),
+            BackendKind::Openai => format!(
+                "serve a model with id `{}` (llama-server: {}.gguf in --models-dir), or set models.{role}.name",
+                m.name, m.name
+            ),
         };
         let have: Vec<&str> = models.iter().map(|i| i.name.as_str()).collect();
         return ModelCheck::fail(
             subject,
-            format!(
-                "`{}` is not on the server (it has: {})",
-                m.name,
-                have.join(", ")
-            ),
+            format!("`{}` is not on the server (it has: {})", m.name, have.join(", ")),
             fix,
         );
     };
     match info.context_length {
         Some(ctx) if u64::from(m.num_ctx) > ctx => ModelCheck::fail(
             subject,
-            format!(
-                "`{}`: num_ctx {} is more than the model's context length {ctx}",
-                m.name, m.num_ctx
-            ),
+            format!("`{}`: num_ctx {} is more than the model's context length {ctx}", m.name, m.num_ctx),
             format!("set models.{role}.num_ctx to at most {ctx}"),
         ),
-        Some(ctx) => ModelCheck::pass(
-            subject,
-            format!(
-                "`{}` present, context length {ctx}, num_ctx {}",
-                m.name, m.num_ctx
-            ),
-        ),
+        Some(ctx) => {
+            ModelCheck::pass(subject, format!("`{}` present, context length {ctx}, num_ctx {}", m.name, m.num_ctx))
+        }
         None => ModelCheck::pass(
             subject,
-            format!(
-                "`{}` present (context length not reported), num_ctx {}",
-                m.name, m.num_ctx
-            ),
+            format!("`{}` present (context length not reported), num_ctx {}", m.name, m.num_ctx),
         ),
     }
 }
@@ -151,29 +113,17 @@ mod tests {
 
     #[test]
     fn role_checks_name_the_fix() {
-        let mut config = LoadedConfig::load(&ConfigInputs::default())
-            .expect("defaults")
-            .config;
+        let mut config = LoadedConfig::load(&ConfigInputs::default()).expect("defaults").config;
         config.models.coder.name = "smollm2".into();
         config.models.coder.num_ctx = 16384;
-        let models = vec![ModelInfo {
-            name: "smollm2:latest".into(),
-            context_length: Some(8192),
-            size_bytes: None,
-        }];
+        let models = vec![ModelInfo { name: "smollm2:latest".into(), context_length: Some(8192), size_bytes: None }];
         let c = check_role(BackendKind::Ollama, ModelRole::Coder, &config, &models);
         assert!(!c.ok);
-        assert_eq!(
-            c.fix.as_deref(),
-            Some("set models.coder.num_ctx to at most 8192")
-        );
+        assert_eq!(c.fix.as_deref(), Some("set models.coder.num_ctx to at most 8192"));
         config.models.coder.num_ctx = 4096;
         assert!(check_role(BackendKind::Ollama, ModelRole::Coder, &config, &models).ok);
         let missing = check_role(BackendKind::Ollama, ModelRole::Critic, &config, &models);
         assert!(!missing.ok);
-        assert!(missing
-            .fix
-            .unwrap_or_default()
-            .contains("ollama pull gemma3:1b"));
+        assert!(missing.fix.unwrap_or_default().contains("ollama pull gemma3:1b"));
     }
 }

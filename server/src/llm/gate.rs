@@ -28,20 +28,11 @@ impl GateState {
 
     /// The models to unload so that `model` can load with at most `max` loaded:
     /// the least recently used ones, from `server_loaded` (the server's view) when known.
-    pub fn to_unload(
-        &self,
-        model: &str,
-        max: usize,
-        server_loaded: Option<&[String]>,
-    ) -> Vec<String> {
+    pub fn to_unload(&self, model: &str, max: usize, server_loaded: Option<&[String]>) -> Vec<String> {
         let mut loaded: Vec<String> = match server_loaded {
             // Order the server's list by our recency; models we never used go first.
             Some(list) => {
-                let mut l: Vec<String> = list
-                    .iter()
-                    .filter(|m| !self.loaded.contains(m))
-                    .cloned()
-                    .collect();
+                let mut l: Vec<String> = list.iter().filter(|m| !self.loaded.contains(m)).cloned().collect();
                 l.extend(self.loaded.iter().filter(|m| list.contains(m)).cloned());
                 l
             }
@@ -64,10 +55,7 @@ pub struct ModelGate {
 
 impl ModelGate {
     /// Waits for the gate (or cancellation).
-    pub async fn acquire(
-        &self,
-        cancel: &CancellationToken,
-    ) -> Result<OwnedMutexGuard<GateState>, LlmError> {
+    pub async fn acquire(&self, cancel: &CancellationToken) -> Result<OwnedMutexGuard<GateState>, LlmError> {
         tokio::select! {
             biased;
             _ = cancel.cancelled() => Err(LlmError::Cancelled),
@@ -103,9 +91,6 @@ mod tests {
         assert_eq!(g.to_unload("b", 1, Some(&s(&["x"]))), s(&["x"]));
         assert_eq!(g.to_unload("b", 2, Some(&s(&["x", "a"]))), s(&["x"]));
         assert_eq!(g.to_unload("a", 1, Some(&s(&["x", "a"]))), s(&["x"]));
-        assert_eq!(
-            g.to_unload("a", 2, Some(&s(&["x", "a"]))),
-            Vec::<String>::new()
-        );
+        assert_eq!(g.to_unload("a", 2, Some(&s(&["x", "a"]))), Vec::<String>::new());
     }
 }

@@ -44,22 +44,13 @@ pub fn build_client(t: &Timeouts) -> Result<reqwest::Client, LlmError> {
 /// Maps a transport error to what the user can do about it.
 pub fn map_reqwest(err: reqwest::Error, url: &str, what: &str, after: Duration) -> LlmError {
     if err.is_connect() {
-        LlmError::ServerDown {
-            url: url.to_string(),
-            detail: root_cause(&err),
-        }
+        LlmError::ServerDown { url: url.to_string(), detail: root_cause(&err) }
     } else if err.is_timeout() {
-        LlmError::Timeout {
-            what: what.to_string(),
-            after_ms: after.as_millis() as u64,
-        }
+        LlmError::Timeout { what: what.to_string(), after_ms: after.as_millis() as u64 }
     } else if err.is_decode() {
         LlmError::Protocol(format!("{what}: {}", root_cause(&err)))
     } else {
-        LlmError::Server {
-            status: err.status().map(|s| s.as_u16()),
-            message: format!("{what}: {}", root_cause(&err)),
-        }
+        LlmError::Server { status: err.status().map(|s| s.as_u16()), message: format!("{what}: {}", root_cause(&err)) }
     }
 }
 
@@ -121,12 +112,8 @@ pub async fn read_json(
         _ = tokio::time::sleep(limit) => return Err(LlmError::Timeout { what: what.to_string(), after_ms: limit.as_millis() as u64 }),
         b = resp.bytes() => b.map_err(|e| map_reqwest(e, url, what, limit))?,
     };
-    serde_json::from_slice(&bytes).map_err(|e| {
-        LlmError::Protocol(format!(
-            "{what}: not JSON ({e}): {}",
-            clip(&String::from_utf8_lossy(&bytes))
-        ))
-    })
+    serde_json::from_slice(&bytes)
+        .map_err(|e| LlmError::Protocol(format!("{what}: not JSON ({e}): {}", clip(&String::from_utf8_lossy(&bytes)))))
 }
 
 type Body = Pin<Box<dyn futures::Stream<Item = reqwest::Result<bytes::Bytes>> + Send>>;
@@ -210,10 +197,7 @@ impl<D: StreamDecoder> Driver<D> {
                 Some(Err(e)) => vec![Err(map_reqwest(e, &self.url, "the streamed reply", limit))],
                 None => {
                     let mut evs = self.decoder.finish();
-                    if !evs
-                        .iter()
-                        .any(|e| matches!(e, Ok(StreamEvent::Done) | Err(_)))
-                    {
+                    if !evs.iter().any(|e| matches!(e, Ok(StreamEvent::Done) | Err(_))) {
                         evs.push(Err(LlmError::Protocol(
                             "the server closed the stream before the reply was complete".into(),
                         )));
@@ -244,17 +228,9 @@ impl<D: StreamDecoder> Driver<D> {
     fn deadline(&self) -> (Instant, &'static str, Duration) {
         let whole = self.started + self.timeouts.request;
         let (chunk, what, limit) = if self.got_text {
-            (
-                self.last_chunk + self.timeouts.idle,
-                "the next chunk of the reply",
-                self.timeouts.idle,
-            )
+            (self.last_chunk + self.timeouts.idle, "the next chunk of the reply", self.timeouts.idle)
         } else {
-            (
-                self.started + self.timeouts.first_token,
-                "the first token of the reply",
-                self.timeouts.first_token,
-            )
+            (self.started + self.timeouts.first_token, "the first token of the reply", self.timeouts.first_token)
         };
         if whole < chunk {
             (whole, "the whole reply", self.timeouts.request)

@@ -33,9 +33,7 @@ pub use types::*;
 use std::sync::Arc;
 
 /// The client for `config.backend.kind`, with roles mapped to models by `config.models`.
-pub fn client_from_config(
-    config: &crate::config::Config,
-) -> Result<Arc<dyn ModelClient>, LlmError> {
+pub fn client_from_config(config: &crate::config::Config) -> Result<Arc<dyn ModelClient>, LlmError> {
     Ok(match config.backend.kind {
         crate::config::BackendKind::Ollama => Arc::new(OllamaClient::new(config)?),
         crate::config::BackendKind::Openai => Arc::new(OpenAiClient::new(config)?),
@@ -61,18 +59,10 @@ pub trait ModelClient: Send + Sync {
     /// The stream holds this client's model gate until it ends or is dropped, so
     /// calls on one client run one at a time: do not start a second call on the
     /// same client while holding an unfinished stream in the same task.
-    async fn chat_stream(
-        &self,
-        req: ChatRequest,
-        cancel: CancellationToken,
-    ) -> Result<ChatStream, LlmError>;
+    async fn chat_stream(&self, req: ChatRequest, cancel: CancellationToken) -> Result<ChatStream, LlmError>;
 
     /// A whole chat reply (adapters send a non-streamed request; the default collects the stream).
-    async fn chat(
-        &self,
-        req: ChatRequest,
-        cancel: CancellationToken,
-    ) -> Result<ChatReply, LlmError> {
+    async fn chat(&self, req: ChatRequest, cancel: CancellationToken) -> Result<ChatReply, LlmError> {
         let mut stream = self.chat_stream(req, cancel).await?;
         let mut text = String::new();
         while let Some(delta) = stream.next().await {
@@ -88,11 +78,7 @@ pub trait ModelClient: Send + Sync {
     async fn loaded_models(&self) -> Result<Option<Vec<String>>, LlmError>;
 
     /// Exact token count of `text` for `role`'s model, where the server can tokenize; `None` otherwise.
-    async fn count_tokens(
-        &self,
-        role: crate::config::ModelRole,
-        text: &str,
-    ) -> Result<Option<usize>, LlmError>;
+    async fn count_tokens(&self, role: crate::config::ModelRole, text: &str) -> Result<Option<usize>, LlmError>;
 
     /// Embeddings of `inputs` with `model`.
     async fn embed(&self, model: &str, inputs: &[String]) -> Result<Vec<Vec<f32>>, LlmError>;

@@ -35,9 +35,7 @@ pub fn full_name(model: &str) -> String {
 impl OllamaClient {
     /// A client for `config.backend.url`, with roles from `config.models`.
     pub fn new(config: &Config) -> Result<Self, LlmError> {
-        Ok(Self {
-            shared: ClientShared::new(config)?,
-        })
+        Ok(Self { shared: ClientShared::new(config)? })
     }
 
     fn endpoint(&self, path: &str) -> String {
@@ -56,10 +54,7 @@ impl OllamaClient {
         if status == 404 && message.contains("not found") {
             self.model_missing(model)
         } else {
-            LlmError::Server {
-                status: Some(status),
-                message,
-            }
+            LlmError::Server { status: Some(status), message }
         }
     }
 
@@ -99,12 +94,7 @@ impl OllamaClient {
     }
 
     /// Unloads models so that `model` loads with at most `max_loaded_models` in memory.
-    async fn make_room(
-        &self,
-        gate: &mut GateState,
-        model: &str,
-        cancel: &CancellationToken,
-    ) -> Result<(), LlmError> {
+    async fn make_room(&self, gate: &mut GateState, model: &str, cancel: &CancellationToken) -> Result<(), LlmError> {
         let target = full_name(model);
         if gate.loaded.last() == Some(&target) {
             return Ok(());
@@ -122,87 +112,35 @@ impl OllamaClient {
     /// Asks Ollama to unload `model` now (`keep_alive: 0`).
     pub async fn unload(&self, model: &str, cancel: &CancellationToken) -> Result<(), LlmError> {
         let t = &self.shared.timeouts;
-        let req = self
-            .shared
-            .http
-            .post(self.endpoint("/api/generate"))
-            .json(&json!({"model": model, "keep_alive": 0}));
-        match send(
-            req,
-            &self.shared.url,
-            "unloading a model",
-            t.first_token,
-            cancel,
-        )
-        .await?
-        {
+        let req = self.shared.http.post(self.endpoint("/api/generate")).json(&json!({"model": model, "keep_alive": 0}));
+        match send(req, &self.shared.url, "unloading a model", t.first_token, cancel).await? {
             Ok(_) => Ok(()),
             Err((404, _)) => Ok(()), // already gone
-            Err((status, message)) => Err(LlmError::Server {
-                status: Some(status),
-                message,
-            }),
+            Err((status, message)) => Err(LlmError::Server { status: Some(status), message }),
         }
     }
 
     async fn ps(&self, cancel: &CancellationToken) -> Result<Vec<String>, LlmError> {
-        let v = self
-            .get_json("/api/ps", "the list of loaded models", cancel)
-            .await?;
+        let v = self.get_json("/api/ps", "the list of loaded models", cancel).await?;
         Ok(names(&v))
     }
 
-    async fn get_json(
-        &self,
-        path: &str,
-        what: &str,
-        cancel: &CancellationToken,
-    ) -> Result<Value, LlmError> {
+    async fn get_json(&self, path: &str, what: &str, cancel: &CancellationToken) -> Result<Value, LlmError> {
         let t = &self.shared.timeouts;
-        let resp = send(
-            self.shared.http.get(self.endpoint(path)),
-            &self.shared.url,
-            what,
-            t.first_token,
-            cancel,
-        )
-        .await?
-        .map_err(|(status, message)| LlmError::Server {
-            status: Some(status),
-            message,
-        })?;
+        let resp = send(self.shared.http.get(self.endpoint(path)), &self.shared.url, what, t.first_token, cancel)
+            .await?
+            .map_err(|(status, message)| LlmError::Server { status: Some(status), message })?;
         read_json(resp, &self.shared.url, what, t.first_token, cancel).await
     }
 
     /// The trained context length of `model` (`/api/show`, `<arch>.context_length`).
-    pub async fn context_length(
-        &self,
-        model: &str,
-        cancel: &CancellationToken,
-    ) -> Result<Option<u64>, LlmError> {
+    pub async fn context_length(&self, model: &str, cancel: &CancellationToken) -> Result<Option<u64>, LlmError> {
         let t = &self.shared.timeouts;
-        let req = self
-            .shared
-            .http
-            .post(self.endpoint("/api/show"))
-            .json(&json!({ "model": model }));
-        let resp = send(
-            req,
-            &self.shared.url,
-            "model details",
-            t.first_token,
-            cancel,
-        )
-        .await?
-        .map_err(|(status, message)| self.status_error(model, status, message))?;
-        let v = read_json(
-            resp,
-            &self.shared.url,
-            "model details",
-            t.first_token,
-            cancel,
-        )
-        .await?;
+        let req = self.shared.http.post(self.endpoint("/api/show")).json(&json!({ "model": model }));
+        let resp = send(req, &self.shared.url, "model details", t.first_token, cancel)
+            .await?
+            .map_err(|(status, message)| self.status_error(model, status, message))?;
+        let v = read_json(resp, &self.shared.url, "model details", t.first_token, cancel).await?;
         Ok(v.get("model_info")
             .and_then(|i| i.as_object())
             .and_then(|i| i.iter().find(|(k, _)| k.ends_with(".context_length")))
@@ -213,11 +151,7 @@ impl OllamaClient {
 fn names(v: &Value) -> Vec<String> {
     v.get("models")
         .and_then(|m| m.as_array())
-        .map(|a| {
-            a.iter()
-                .filter_map(|m| m.get("name").and_then(|n| n.as_str()).map(str::to_string))
-                .collect()
-        })
+        .map(|a| a.iter().filter_map(|m| m.get("name").and_then(|n| n.as_str()).map(str::to_string)).collect())
         .unwrap_or_default()
 }
 
@@ -231,28 +165,15 @@ impl ModelClient for OllamaClient {
         &self.shared.url
     }
 
-    async fn chat_stream(
-        &self,
-        req: ChatRequest,
-        cancel: CancellationToken,
-    ) -> Result<ChatStream, LlmError> {
+    async fn chat_stream(&self, req: ChatRequest, cancel: CancellationToken) -> Result<ChatStream, LlmError> {
         let mut gate = self.prepare(&req, &cancel).await?;
         let model = self.shared.model(&req).name.clone();
         let started = Instant::now();
-        let http = self
-            .shared
-            .http
-            .post(self.endpoint("/api/chat"))
-            .json(&self.chat_body(&req, true)?);
-        let resp = send(
-            http,
-            &self.shared.url,
-            "the first token of the reply",
-            self.shared.timeouts.first_token,
-            &cancel,
-        )
-        .await?
-        .map_err(|(status, message)| self.status_error(&model, status, message))?;
+        let http = self.shared.http.post(self.endpoint("/api/chat")).json(&self.chat_body(&req, true)?);
+        let resp =
+            send(http, &self.shared.url, "the first token of the reply", self.shared.timeouts.first_token, &cancel)
+                .await?
+                .map_err(|(status, message)| self.status_error(&model, status, message))?;
         gate.touch(&full_name(&model));
         Ok(drive(
             resp,
@@ -265,56 +186,30 @@ impl ModelClient for OllamaClient {
         ))
     }
 
-    async fn chat(
-        &self,
-        req: ChatRequest,
-        cancel: CancellationToken,
-    ) -> Result<ChatReply, LlmError> {
+    async fn chat(&self, req: ChatRequest, cancel: CancellationToken) -> Result<ChatReply, LlmError> {
         let mut gate = self.prepare(&req, &cancel).await?;
         let model = self.shared.model(&req).name.clone();
         let t = self.shared.timeouts;
-        let http = self
-            .shared
-            .http
-            .post(self.endpoint("/api/chat"))
-            .json(&self.chat_body(&req, false)?);
+        let http = self.shared.http.post(self.endpoint("/api/chat")).json(&self.chat_body(&req, false)?);
         let resp = send(http, &self.shared.url, "the reply", t.request, &cancel)
             .await?
             .map_err(|(status, message)| self.status_error(&model, status, message))?;
         gate.touch(&full_name(&model));
         let v = read_json(resp, &self.shared.url, "the reply", t.request, &cancel).await?;
         if let Some(message) = super::wire::error_message(&v) {
-            return Err(LlmError::Server {
-                status: None,
-                message,
-            });
+            return Err(LlmError::Server { status: None, message });
         }
-        let text = v
-            .pointer("/message/content")
-            .and_then(|c| c.as_str())
-            .ok_or_else(|| {
-                LlmError::Protocol(format!(
-                    "reply without message.content: {}",
-                    super::wire::clip(&v.to_string())
-                ))
-            })?;
-        Ok(ChatReply {
-            text: text.to_string(),
-        })
+        let text = v.pointer("/message/content").and_then(|c| c.as_str()).ok_or_else(|| {
+            LlmError::Protocol(format!("reply without message.content: {}", super::wire::clip(&v.to_string())))
+        })?;
+        Ok(ChatReply { text: text.to_string() })
     }
 
     async fn list_models(&self) -> Result<Vec<ModelInfo>, LlmError> {
         let cancel = CancellationToken::new();
-        let v = self
-            .get_json("/api/tags", "the list of models", &cancel)
-            .await?;
+        let v = self.get_json("/api/tags", "the list of models", &cancel).await?;
         let mut out = Vec::new();
-        for m in v
-            .get("models")
-            .and_then(|m| m.as_array())
-            .into_iter()
-            .flatten()
-        {
+        for m in v.get("models").and_then(|m| m.as_array()).into_iter().flatten() {
             let Some(name) = m.get("name").and_then(|n| n.as_str()) else {
                 continue;
             };
@@ -341,11 +236,7 @@ impl ModelClient for OllamaClient {
         let mut gate = self.shared.gate.acquire(&cancel).await?;
         self.make_room(&mut gate, model, &cancel).await?;
         let t = self.shared.timeouts;
-        let req = self
-            .shared
-            .http
-            .post(self.endpoint("/api/embed"))
-            .json(&json!({ "model": model, "input": inputs }));
+        let req = self.shared.http.post(self.endpoint("/api/embed")).json(&json!({ "model": model, "input": inputs }));
         let resp = send(req, &self.shared.url, "embeddings", t.request, &cancel)
             .await?
             .map_err(|(status, message)| self.status_error(model, status, message))?;
@@ -364,9 +255,7 @@ mod tests {
 
     /// A TCP peer that accepts connections and never answers (not a model server: it says nothing).
     async fn silent_peer() -> (String, tokio::task::JoinHandle<()>) {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind");
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let url = format!("http://{}", listener.local_addr().expect("addr"));
         let task = tokio::spawn(async move {
             let mut held = Vec::new();
@@ -378,9 +267,7 @@ mod tests {
     }
 
     fn config(url: &str) -> Config {
-        let mut c = LoadedConfig::load(&ConfigInputs::default())
-            .expect("defaults")
-            .config;
+        let mut c = LoadedConfig::load(&ConfigInputs::default()).expect("defaults").config;
         c.backend.url = url.into();
         c.backend.first_token_timeout_ms = 300;
         c
@@ -397,10 +284,7 @@ mod tests {
         let (url, task) = silent_peer().await;
         let client = OllamaClient::new(&config(&url)).expect("client");
         let started = std::time::Instant::now();
-        match client
-            .chat_stream(small_request(), CancellationToken::new())
-            .await
-        {
+        match client.chat_stream(small_request(), CancellationToken::new()).await {
             Err(LlmError::Timeout { after_ms: 300, .. }) => {}
             Err(other) => panic!("expected Timeout, got {other:?}"),
             Ok(_) => panic!("expected Timeout, got a stream"),
@@ -421,10 +305,7 @@ mod tests {
             tokio::time::sleep(std::time::Duration::from_millis(50)).await;
             trigger.cancel();
         });
-        assert!(matches!(
-            client.chat(small_request(), cancel).await,
-            Err(LlmError::Cancelled)
-        ));
+        assert!(matches!(client.chat(small_request(), cancel).await, Err(LlmError::Cancelled)));
         task.abort();
     }
 

@@ -39,15 +39,15 @@ impl OpenAiClient {
             match std::env::var(var) {
                 Ok(k) if !k.is_empty() => Some(k),
                 _ => {
-                    tracing::warn!(var, "backend.api_key_env names an environment variable that is not set; sending no API key");
+                    tracing::warn!(
+                        var,
+                        "backend.api_key_env names an environment variable that is not set; sending no API key"
+                    );
                     None
                 }
             }
         };
-        Ok(Self {
-            shared: ClientShared::new(config)?,
-            api_key,
-        })
+        Ok(Self { shared: ClientShared::new(config)?, api_key })
     }
 
     fn v1(&self, path: &str) -> String {
@@ -91,15 +91,10 @@ impl OpenAiClient {
         } else if status == 401 || status == 403 {
             LlmError::Server {
                 status: Some(status),
-                message: format!(
-                    "{message} (set the API key in the env var named by backend.api_key_env)"
-                ),
+                message: format!("{message} (set the API key in the env var named by backend.api_key_env)"),
             }
         } else {
-            LlmError::Server {
-                status: Some(status),
-                message,
-            }
+            LlmError::Server { status: Some(status), message }
         }
     }
 
@@ -132,26 +127,15 @@ impl OpenAiClient {
         let gate = self.shared.gate.acquire(cancel).await?;
         if let Err(over) = estimate {
             // The estimate over-counts on purpose; an exact count may show the prompt fits.
-            let text: String = req
-                .messages
-                .iter()
-                .map(|m| m.content.as_str())
-                .collect::<Vec<_>>()
-                .join("\n");
-            let exact = match self
-                .tokenize(&self.shared.model(req).name, &text, cancel)
-                .await
-            {
+            let text: String = req.messages.iter().map(|m| m.content.as_str()).collect::<Vec<_>>().join("\n");
+            let exact = match self.tokenize(&self.shared.model(req).name, &text, cancel).await {
                 Ok(Some(n)) => n + TEMPLATE_TOKENS_PER_MESSAGE * req.messages.len(),
                 Ok(None) | Err(_) => return Err(over),
             };
             check_fits(
                 req.role,
                 self.shared.model(req),
-                PromptSize {
-                    tokens: exact,
-                    exact: true,
-                },
+                PromptSize { tokens: exact, exact: true },
                 self.shared.reply_tokens(req),
             )?;
         }
@@ -159,16 +143,9 @@ impl OpenAiClient {
     }
 
     /// llama-server's `/tokenize` (model named, for router mode); `None` when the server has none.
-    async fn tokenize(
-        &self,
-        model: &str,
-        text: &str,
-        cancel: &CancellationToken,
-    ) -> Result<Option<usize>, LlmError> {
+    async fn tokenize(&self, model: &str, text: &str, cancel: &CancellationToken) -> Result<Option<usize>, LlmError> {
         let t = &self.shared.timeouts;
-        let req = self
-            .post(self.root("/tokenize"))
-            .json(&json!({ "model": model, "content": text }));
+        let req = self.post(self.root("/tokenize")).json(&json!({ "model": model, "content": text }));
         let resp = match send(req, &self.shared.url, "token count", t.first_token, cancel).await? {
             Ok(r) => r,
             Err((404 | 405 | 501, _)) => return Ok(None),
@@ -181,40 +158,17 @@ impl OpenAiClient {
     async fn models_json(&self) -> Result<Value, LlmError> {
         let t = &self.shared.timeouts;
         let cancel = CancellationToken::new();
-        let resp = send(
-            self.get(self.v1("/models")),
-            &self.shared.url,
-            "the list of models",
-            t.first_token,
-            &cancel,
-        )
-        .await?
-        .map_err(|(status, message)| LlmError::Server {
-            status: Some(status),
-            message,
-        })?;
-        read_json(
-            resp,
-            &self.shared.url,
-            "the list of models",
-            t.first_token,
-            &cancel,
-        )
-        .await
+        let resp = send(self.get(self.v1("/models")), &self.shared.url, "the list of models", t.first_token, &cancel)
+            .await?
+            .map_err(|(status, message)| LlmError::Server { status: Some(status), message })?;
+        read_json(resp, &self.shared.url, "the list of models", t.first_token, &cancel).await
     }
 }
 
 /// OpenAI wants a schema name of `[a-zA-Z0-9_-]`; schemars puts the type name in `title`.
 fn schema_name(schema: &Value) -> String {
-    let title = schema
-        .get("title")
-        .and_then(|t| t.as_str())
-        .unwrap_or("reply");
-    let name: String = title
-        .chars()
-        .filter(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-')
-        .take(64)
-        .collect();
+    let title = schema.get("title").and_then(|t| t.as_str()).unwrap_or("reply");
+    let name: String = title.chars().filter(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-').take(64).collect();
     if name.is_empty() {
         "reply".into()
     } else {
@@ -228,9 +182,7 @@ fn entry_context(m: &Value) -> Option<u64> {
         return Some(n);
     }
     let args = m.pointer("/status/args")?.as_array()?;
-    let pos = args
-        .iter()
-        .position(|a| matches!(a.as_str(), Some("--ctx-size" | "-c")))?;
+    let pos = args.iter().position(|a| matches!(a.as_str(), Some("--ctx-size" | "-c")))?;
     args.get(pos + 1)?.as_str()?.parse().ok()
 }
 
@@ -244,26 +196,15 @@ impl ModelClient for OpenAiClient {
         &self.shared.url
     }
 
-    async fn chat_stream(
-        &self,
-        req: ChatRequest,
-        cancel: CancellationToken,
-    ) -> Result<ChatStream, LlmError> {
+    async fn chat_stream(&self, req: ChatRequest, cancel: CancellationToken) -> Result<ChatStream, LlmError> {
         let mut gate = self.prepare(&req, &cancel).await?;
         let model = self.shared.model(&req).name.clone();
         let started = Instant::now();
-        let http = self
-            .post(self.v1("/chat/completions"))
-            .json(&self.chat_body(&req, true));
-        let resp = send(
-            http,
-            &self.shared.url,
-            "the first token of the reply",
-            self.shared.timeouts.first_token,
-            &cancel,
-        )
-        .await?
-        .map_err(|(status, message)| self.status_error(&model, status, message))?;
+        let http = self.post(self.v1("/chat/completions")).json(&self.chat_body(&req, true));
+        let resp =
+            send(http, &self.shared.url, "the first token of the reply", self.shared.timeouts.first_token, &cancel)
+                .await?
+                .map_err(|(status, message)| self.status_error(&model, status, message))?;
         gate.touch(&model);
         Ok(drive(
             resp,
@@ -276,40 +217,23 @@ impl ModelClient for OpenAiClient {
         ))
     }
 
-    async fn chat(
-        &self,
-        req: ChatRequest,
-        cancel: CancellationToken,
-    ) -> Result<ChatReply, LlmError> {
+    async fn chat(&self, req: ChatRequest, cancel: CancellationToken) -> Result<ChatReply, LlmError> {
         let mut gate = self.prepare(&req, &cancel).await?;
         let model = self.shared.model(&req).name.clone();
         let t = self.shared.timeouts;
-        let http = self
-            .post(self.v1("/chat/completions"))
-            .json(&self.chat_body(&req, false));
+        let http = self.post(self.v1("/chat/completions")).json(&self.chat_body(&req, false));
         let resp = send(http, &self.shared.url, "the reply", t.request, &cancel)
             .await?
             .map_err(|(status, message)| self.status_error(&model, status, message))?;
         gate.touch(&model);
         let v = read_json(resp, &self.shared.url, "the reply", t.request, &cancel).await?;
         if let Some(message) = error_message(&v) {
-            return Err(LlmError::Server {
-                status: None,
-                message,
-            });
+            return Err(LlmError::Server { status: None, message });
         }
-        let text = v
-            .pointer("/choices/0/message/content")
-            .and_then(|c| c.as_str())
-            .ok_or_else(|| {
-                LlmError::Protocol(format!(
-                    "reply without choices[0].message.content: {}",
-                    clip(&v.to_string())
-                ))
-            })?;
-        Ok(ChatReply {
-            text: text.to_string(),
-        })
+        let text = v.pointer("/choices/0/message/content").and_then(|c| c.as_str()).ok_or_else(|| {
+            LlmError::Protocol(format!("reply without choices[0].message.content: {}", clip(&v.to_string())))
+        })?;
+        Ok(ChatReply { text: text.to_string() })
     }
 
     async fn list_models(&self) -> Result<Vec<ModelInfo>, LlmError> {
@@ -331,11 +255,7 @@ impl ModelClient for OpenAiClient {
 
     async fn loaded_models(&self) -> Result<Option<Vec<String>>, LlmError> {
         let v = self.models_json().await?;
-        let data = v
-            .get("data")
-            .and_then(|d| d.as_array())
-            .cloned()
-            .unwrap_or_default();
+        let data = v.get("data").and_then(|d| d.as_array()).cloned().unwrap_or_default();
         // Only llama-server's router mode reports per-model status.
         if !data.iter().any(|m| m.pointer("/status/value").is_some()) {
             return Ok(None);
@@ -351,17 +271,14 @@ impl ModelClient for OpenAiClient {
     async fn count_tokens(&self, role: ModelRole, text: &str) -> Result<Option<usize>, LlmError> {
         let cancel = CancellationToken::new();
         let _gate = self.shared.gate.acquire(&cancel).await?; // tokenizing may load the model
-        self.tokenize(&self.shared.models.get(role).name, text, &cancel)
-            .await
+        self.tokenize(&self.shared.models.get(role).name, text, &cancel).await
     }
 
     async fn embed(&self, model: &str, inputs: &[String]) -> Result<Vec<Vec<f32>>, LlmError> {
         let cancel = CancellationToken::new();
         let _gate = self.shared.gate.acquire(&cancel).await?;
         let t = self.shared.timeouts;
-        let req = self
-            .post(self.v1("/embeddings"))
-            .json(&json!({ "model": model, "input": inputs }));
+        let req = self.post(self.v1("/embeddings")).json(&json!({ "model": model, "input": inputs }));
         let resp = send(req, &self.shared.url, "embeddings", t.request, &cancel)
             .await?
             .map_err(|(status, message)| self.status_error(model, status, message))?;

@@ -47,10 +47,7 @@ impl ClientShared {
     /// The conservative estimate check, done before anything is sent.
     /// Returns the estimate's error so a caller with an exact tokenizer can retry with it.
     pub fn check_estimate(&self, req: &ChatRequest) -> Result<(), LlmError> {
-        let size = PromptSize {
-            tokens: estimate_tokens(&req.messages, &self.budget),
-            exact: false,
-        };
+        let size = PromptSize { tokens: estimate_tokens(&req.messages, &self.budget), exact: false };
         check_fits(req.role, self.model(req), size, self.reply_tokens(req))
     }
 }

@@ -40,16 +40,12 @@ pub async fn structured<T: DeserializeOwned + JsonSchema>(
                 tracing::warn!(role = %req.role, attempt, attempts, error = %e, "structured reply did not validate; retrying");
                 last_error = e;
                 req.messages.push(ChatMessage::assistant(reply.text));
-                req.messages.push(ChatMessage::user(
-                    prompts.render(PromptId::STRUCTURED_RETRY, &[("error", &last_error)])?,
-                ));
+                req.messages
+                    .push(ChatMessage::user(prompts.render(PromptId::STRUCTURED_RETRY, &[("error", &last_error)])?));
             }
         }
     }
-    Err(LlmError::InvalidStructuredOutput {
-        attempts,
-        last_error,
-    })
+    Err(LlmError::InvalidStructuredOutput { attempts, last_error })
 }
 
 /// Parses a model reply as `T`: tolerates a surrounding code fence, reports the JSON path of a mismatch.
@@ -91,20 +87,8 @@ mod tests {
     #[test]
     fn parses_plain_and_fenced_json_and_names_the_bad_field() {
         let cases: &[(&str, Result<Verdict, &str>)] = &[
-            (
-                r#"{"ok": true, "reason": "fine"}"#,
-                Ok(Verdict {
-                    ok: true,
-                    reason: "fine".into(),
-                }),
-            ),
-            (
-                "```json\n{\"ok\": false, \"reason\": \"é🦀\"}\n```",
-                Ok(Verdict {
-                    ok: false,
-                    reason: "é🦀".into(),
-                }),
-            ),
+            (r#"{"ok": true, "reason": "fine"}"#, Ok(Verdict { ok: true, reason: "fine".into() })),
+            ("```json\n{\"ok\": false, \"reason\": \"é🦀\"}\n```", Ok(Verdict { ok: false, reason: "é🦀".into() })),
             (r#"{"ok": "yes", "reason": "x"}"#, Err("at `ok`")),
             (r#"{"ok": true}"#, Err("missing field `reason`")),
             ("", Err("empty")),
@@ -139,11 +123,7 @@ mod tests {
             _c: CancellationToken,
         ) -> Result<super::super::ChatStream, LlmError> {
             self.seen.lock().map_err(|_| LlmError::Cancelled)?.push(req);
-            let reply = self
-                .replies
-                .lock()
-                .map_err(|_| LlmError::Cancelled)?
-                .remove(0);
+            let reply = self.replies.lock().map_err(|_| LlmError::Cancelled)?.remove(0);
             Ok(Box::pin(futures::stream::iter(vec![Ok(reply)])))
         }
         async fn list_models(&self) -> Result<Vec<super::super::ModelInfo>, LlmError> {
@@ -152,11 +132,7 @@ mod tests {
         async fn loaded_models(&self) -> Result<Option<Vec<String>>, LlmError> {
             Ok(None)
         }
-        async fn count_tokens(
-            &self,
-            _r: crate::config::ModelRole,
-            _t: &str,
-        ) -> Result<Option<usize>, LlmError> {
+        async fn count_tokens(&self, _r: crate::config::ModelRole, _t: &str) -> Result<Option<usize>, LlmError> {
             Ok(None)
         }
         async fn embed(&self, _m: &str, _i: &[String]) -> Result<Vec<Vec<f32>>, LlmError> {
@@ -174,23 +150,12 @@ mod tests {
     #[tokio::test]
     async fn a_bad_reply_is_retried_with_the_error_then_fails_after_the_limit() {
         let prompts = PromptLibrary::load(None).expect("prompts");
-        let req = ChatRequest::new(
-            crate::config::ModelRole::Critic,
-            vec![ChatMessage::user("judge")],
-        );
+        let req = ChatRequest::new(crate::config::ModelRole::Critic, vec![ChatMessage::user("judge")]);
         let cancel = CancellationToken::new();
 
         let model = scripted(&["{\"ok\": 1}", "{\"ok\": true, \"reason\": \"r\"}"]);
-        let v: Verdict = structured(&model, &prompts, req.clone(), &cancel, 2)
-            .await
-            .expect("second reply validates");
-        assert_eq!(
-            v,
-            Verdict {
-                ok: true,
-                reason: "r".into()
-            }
-        );
+        let v: Verdict = structured(&model, &prompts, req.clone(), &cancel, 2).await.expect("second reply validates");
+        assert_eq!(v, Verdict { ok: true, reason: "r".into() });
         let seen = model.seen.lock().expect("lock").clone();
         assert_eq!(seen.len(), 2);
         assert!(seen[0].json_schema.is_some());
@@ -201,10 +166,9 @@ mod tests {
 
         let model = scripted(&["nope", "nope", "nope"]);
         match structured::<Verdict>(&model, &prompts, req, &cancel, 2).await {
-            Err(LlmError::InvalidStructuredOutput {
-                attempts: 3,
-                last_error,
-            }) => assert!(last_error.contains("expected")),
+            Err(LlmError::InvalidStructuredOutput { attempts: 3, last_error }) => {
+                assert!(last_error.contains("expected"))
+            }
             other => panic!("expected InvalidStructuredOutput, got {other:?}"),
         }
     }
@@ -213,10 +177,7 @@ mod tests {
     fn schema_names_the_fields_without_the_meta_key() {
         let s = schema_of::<Verdict>();
         assert!(s.get("$schema").is_none());
-        assert_eq!(
-            s.pointer("/properties/ok/type").and_then(|t| t.as_str()),
-            Some("boolean")
-        );
+        assert_eq!(s.pointer("/properties/ok/type").and_then(|t| t.as_str()), Some("boolean"));
         assert_eq!(s.get("title").and_then(|t| t.as_str()), Some("Verdict"));
     }
 }

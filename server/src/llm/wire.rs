@@ -59,11 +59,7 @@ pub fn error_message(value: &serde_json::Value) -> Option<String> {
     let err = value.get("error")?;
     Some(match err {
         serde_json::Value::String(s) => s.clone(),
-        other => other
-            .get("message")
-            .and_then(|m| m.as_str())
-            .map(str::to_string)
-            .unwrap_or_else(|| other.to_string()),
+        other => other.get("message").and_then(|m| m.as_str()).map(str::to_string).unwrap_or_else(|| other.to_string()),
     })
 }
 
@@ -93,17 +89,11 @@ impl NdjsonChatDecoder {
         let value: serde_json::Value = match serde_json::from_str(&line) {
             Ok(v) => v,
             Err(e) => {
-                return out.push(Err(LlmError::Protocol(format!(
-                    "bad JSON line from Ollama ({e}): {}",
-                    clip(&line)
-                ))))
+                return out.push(Err(LlmError::Protocol(format!("bad JSON line from Ollama ({e}): {}", clip(&line)))))
             }
         };
         if let Some(message) = error_message(&value) {
-            return out.push(Err(LlmError::Server {
-                status: None,
-                message,
-            }));
+            return out.push(Err(LlmError::Server { status: None, message }));
         }
         if let Some(text) = value.pointer("/message/content").and_then(|c| c.as_str()) {
             if !text.is_empty() {
@@ -146,11 +136,7 @@ pub struct SseChatDecoder {
 }
 
 impl SseChatDecoder {
-    fn line(
-        &mut self,
-        line: Result<String, LlmError>,
-        out: &mut Vec<Result<StreamEvent, LlmError>>,
-    ) {
+    fn line(&mut self, line: Result<String, LlmError>, out: &mut Vec<Result<StreamEvent, LlmError>>) {
         let line = match line {
             Ok(l) => l,
             Err(e) => return out.push(Err(e)),
@@ -170,10 +156,7 @@ impl SseChatDecoder {
             "data" => self.data.push(value.to_string()),
             "event" => self.event = Some(value.to_string()),
             // llama-server has sent errors as `error: {json}` lines outside any event.
-            "error" => out.push(Err(LlmError::Server {
-                status: None,
-                message: sse_error_text(value),
-            })),
+            "error" => out.push(Err(LlmError::Server { status: None, message: sse_error_text(value) })),
             _ => {}
         }
     }
@@ -191,29 +174,15 @@ impl SseChatDecoder {
         }
         let value: serde_json::Value = match serde_json::from_str(&data) {
             Ok(v) => v,
-            Err(e) => {
-                return out.push(Err(LlmError::Protocol(format!(
-                    "bad JSON event ({e}): {}",
-                    clip(&data)
-                ))))
-            }
+            Err(e) => return out.push(Err(LlmError::Protocol(format!("bad JSON event ({e}): {}", clip(&data))))),
         };
         if let Some(message) = error_message(&value) {
-            return out.push(Err(LlmError::Server {
-                status: None,
-                message,
-            }));
+            return out.push(Err(LlmError::Server { status: None, message }));
         }
         if event.as_deref() == Some("error") {
-            return out.push(Err(LlmError::Server {
-                status: None,
-                message: data,
-            }));
+            return out.push(Err(LlmError::Server { status: None, message: data }));
         }
-        if let Some(text) = value
-            .pointer("/choices/0/delta/content")
-            .and_then(|c| c.as_str())
-        {
+        if let Some(text) = value.pointer("/choices/0/delta/content").and_then(|c| c.as_str()) {
             if !text.is_empty() {
                 out.push(Ok(StreamEvent::Delta(text.to_string())));
             }
@@ -224,13 +193,7 @@ impl SseChatDecoder {
 fn sse_error_text(value: &str) -> String {
     serde_json::from_str::<serde_json::Value>(value)
         .ok()
-        .and_then(|v| {
-            error_message(&v).or_else(|| {
-                v.get("message")
-                    .and_then(|m| m.as_str())
-                    .map(str::to_string)
-            })
-        })
+        .and_then(|v| error_message(&v).or_else(|| v.get("message").and_then(|m| m.as_str()).map(str::to_string)))
         .unwrap_or_else(|| value.to_string())
 }
 
@@ -271,31 +234,18 @@ mod tests {
         let mut d = D::default();
         let mut out: Vec<_> = chunks.iter().flat_map(|c| d.feed(c)).collect();
         out.extend(d.finish());
-        out.into_iter()
-            .map(|r| r.map_err(|e| e.to_string()))
-            .collect()
+        out.into_iter().map(|r| r.map_err(|e| e.to_string())).collect()
     }
 
     /// Every way of cutting `bytes` into two chunks, and into single bytes.
     fn cuts(bytes: &[u8]) -> Vec<Vec<&[u8]>> {
-        let mut all: Vec<Vec<&[u8]>> = (0..=bytes.len())
-            .map(|i| vec![&bytes[..i], &bytes[i..]])
-            .collect();
+        let mut all: Vec<Vec<&[u8]>> = (0..=bytes.len()).map(|i| vec![&bytes[..i], &bytes[i..]]).collect();
         all.push(bytes.chunks(1).collect());
         all
     }
 
     fn text(events: &[Result<StreamEvent, String>]) -> String {
-        events
-            .iter()
-            .filter_map(|e| {
-                if let Ok(StreamEvent::Delta(t)) = e {
-                    Some(t.as_str())
-                } else {
-                    None
-                }
-            })
-            .collect()
+        events.iter().filter_map(|e| if let Ok(StreamEvent::Delta(t)) = e { Some(t.as_str()) } else { None }).collect()
     }
 
     const NDJSON: &str = concat!(
@@ -309,12 +259,7 @@ mod tests {
     fn ndjson_keeps_utf8_split_anywhere() {
         for chunks in cuts(NDJSON.as_bytes()) {
             let events = run::<NdjsonChatDecoder>(&chunks);
-            assert_eq!(
-                text(&events),
-                "café 🦀",
-                "cut {:?}",
-                chunks.iter().map(|c| c.len()).collect::<Vec<_>>()
-            );
+            assert_eq!(text(&events), "café 🦀", "cut {:?}", chunks.iter().map(|c| c.len()).collect::<Vec<_>>());
             assert_eq!(events.last(), Some(&Ok(StreamEvent::Done)));
             assert!(events.iter().all(|e| e.is_ok()));
         }
@@ -322,7 +267,8 @@ mod tests {
 
     #[test]
     fn ndjson_error_line_mid_stream_is_a_server_error() {
-        let body = "{\"message\":{\"content\":\"a\"},\"done\":false}\n{\"error\":\"model runner has unexpectedly stopped\"}\n";
+        let body =
+            "{\"message\":{\"content\":\"a\"},\"done\":false}\n{\"error\":\"model runner has unexpectedly stopped\"}\n";
         for chunks in cuts(body.as_bytes()) {
             let events = run::<NdjsonChatDecoder>(&chunks);
             assert_eq!(events.first(), Some(&Ok(StreamEvent::Delta("a".into()))));
@@ -332,20 +278,13 @@ mod tests {
             }
         }
         let mut d = NdjsonChatDecoder::default();
-        assert!(matches!(
-            d.feed(b"{\"error\":\"x\"}\n").as_slice(),
-            [Err(LlmError::Server { .. })]
-        ));
+        assert!(matches!(d.feed(b"{\"error\":\"x\"}\n").as_slice(), [Err(LlmError::Server { .. })]));
     }
 
     #[test]
     fn ndjson_final_line_without_newline_and_bad_lines() {
-        let events =
-            run::<NdjsonChatDecoder>(&[b"{\"message\":{\"content\":\"hi\"},\"done\":true}"]);
-        assert_eq!(
-            events,
-            vec![Ok(StreamEvent::Delta("hi".into())), Ok(StreamEvent::Done)]
-        );
+        let events = run::<NdjsonChatDecoder>(&[b"{\"message\":{\"content\":\"hi\"},\"done\":true}"]);
+        assert_eq!(events, vec![Ok(StreamEvent::Delta("hi".into())), Ok(StreamEvent::Done)]);
         let events = run::<NdjsonChatDecoder>(&[b"not json\n"]);
         assert!(matches!(events.as_slice(), [Err(m)] if m.contains("bad JSON")));
         let events = run::<NdjsonChatDecoder>(&[b"{\"message\":{\"content\":\"\xff\"}}\n"]);
@@ -365,12 +304,7 @@ mod tests {
     fn sse_keeps_utf8_split_anywhere() {
         for chunks in cuts(SSE.as_bytes()) {
             let events = run::<SseChatDecoder>(&chunks);
-            assert_eq!(
-                text(&events),
-                "Franç🦀is",
-                "cut {:?}",
-                chunks.iter().map(|c| c.len()).collect::<Vec<_>>()
-            );
+            assert_eq!(text(&events), "Franç🦀is", "cut {:?}", chunks.iter().map(|c| c.len()).collect::<Vec<_>>());
             assert_eq!(events.last(), Some(&Ok(StreamEvent::Done)));
         }
     }
@@ -385,11 +319,7 @@ mod tests {
         for body in bodies {
             for chunks in cuts(body.as_bytes()) {
                 let events = run::<SseChatDecoder>(&chunks);
-                assert_eq!(
-                    events.first(),
-                    Some(&Ok(StreamEvent::Delta("a".into()))),
-                    "{body}"
-                );
+                assert_eq!(events.first(), Some(&Ok(StreamEvent::Delta("a".into()))), "{body}");
                 match events.get(1) {
                     Some(Err(msg)) => assert!(msg.contains("slot failed"), "{msg}"),
                     other => panic!("{body}: expected an error, got {other:?}"),
@@ -400,12 +330,8 @@ mod tests {
 
     #[test]
     fn sse_multi_line_data_joins_and_last_event_flushes_at_end() {
-        let events = run::<SseChatDecoder>(&[
-            b"data: {\"choices\":[{\"delta\":\ndata: {\"content\":\"x\"}}]}\n\ndata: [DONE]",
-        ]);
-        assert_eq!(
-            events,
-            vec![Ok(StreamEvent::Delta("x".into())), Ok(StreamEvent::Done)]
-        );
+        let events =
+            run::<SseChatDecoder>(&[b"data: {\"choices\":[{\"delta\":\ndata: {\"content\":\"x\"}}]}\n\ndata: [DONE]"]);
+        assert_eq!(events, vec![Ok(StreamEvent::Delta("x".into())), Ok(StreamEvent::Done)]);
     }
 }

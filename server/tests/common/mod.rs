@@ -20,10 +20,7 @@ pub fn openai_url() -> String {
 
 /// Panics with how to start the test bed unless `url` + `probe` answers 200.
 pub async fn require_server(url: &str, probe: &str) {
-    let client = reqwest::Client::builder()
-        .timeout(Duration::from_secs(5))
-        .build()
-        .expect("http client");
+    let client = reqwest::Client::builder().timeout(Duration::from_secs(5)).build().expect("http client");
     let ok = matches!(client.get(format!("{url}{probe}")).send().await, Ok(r) if r.status().is_success());
     assert!(ok, "the model server at {url} is not reachable: run `scripts/testbed.sh up` (repo root) and retry");
 }
@@ -56,9 +53,7 @@ fn role(name: &str) -> ModelConfig {
 /// small models: coder and planner = smollm2, critic and summarizer = gemma3;
 /// num_ctx 2048, temperature 0, fixed seed, short replies.
 pub fn test_config(kind: BackendKind, url: &str) -> Config {
-    let mut c = LoadedConfig::load(&ConfigInputs::default())
-        .expect("built-in defaults load")
-        .config;
+    let mut c = LoadedConfig::load(&ConfigInputs::default()).expect("built-in defaults load").config;
     c.backend.kind = kind;
     c.backend.url = url.into();
     c.backend.connect_timeout_ms = 2000;
