@@ -3,7 +3,7 @@
 /// Why a model call failed, with what to do about it.
 #[derive(Debug, thiserror::Error)]
 pub enum LlmError {
-    #[error("the model server at {url} is not reachable ({detail}); start it (for Ollama: `ollama serve`) or set backend.url")]
+    #[error("the model server at {url} is not reachable ({detail}); start it (Ollama: `ollama serve`; llama.cpp: `llama-server --models-dir DIR`) or set backend.url")]
     ServerDown { url: String, detail: String },
     #[error("model `{model}` is not on the server at {url}; {hint}")]
     ModelMissing { model: String, url: String, hint: String },

@@ -4,12 +4,41 @@
 //! Architecture invariant: nothing here knows about LSP, the agent or the
 //! store. Callers pass a [`CancellationToken`]; cancelling it (or dropping the
 //! returned stream) stops the HTTP stream at once.
+//!
+//! Start reading at [`ModelClient`], then `ollama.rs` / `openai.rs` (adapters),
+//! `http.rs` (timeouts, cancellation, the streaming driver), `wire.rs`
+//! (NDJSON and SSE readers), `gate.rs` (one model at a time), `budget.rs`
+//! (refusal before sending), `structured.rs` (JSON-schema replies), `diagnose.rs`.
 
+mod budget;
+mod diagnose;
 mod error;
+mod gate;
+mod http;
+mod ollama;
+mod openai;
+mod shared;
+mod structured;
 mod types;
+pub mod wire;
 
+pub use budget::{check_fits, estimate_tokens, reply_tokens, PromptSize};
+pub use diagnose::{diagnose, diagnose_with, ModelCheck};
 pub use error::LlmError;
+pub use ollama::OllamaClient;
+pub use openai::OpenAiClient;
+pub use structured::{parse_reply, schema_of, structured};
 pub use types::*;
+
+use std::sync::Arc;
+
+/// The client for `config.backend.kind`, with roles mapped to models by `config.models`.
+pub fn client_from_config(config: &crate::config::Config) -> Result<Arc<dyn ModelClient>, LlmError> {
+    Ok(match config.backend.kind {
+        crate::config::BackendKind::Ollama => Arc::new(OllamaClient::new(config)?),
+        crate::config::BackendKind::Openai => Arc::new(OpenAiClient::new(config)?),
+    })
+}
 
 use async_trait::async_trait;
 use futures::StreamExt;
@@ -25,9 +54,14 @@ pub trait ModelClient: Send + Sync {
     fn url(&self) -> &str;
 
     /// Starts a streamed chat with the model of `req.role`; yields text deltas in order.
+    ///
+    /// Refuses a prompt over the role's `num_ctx` before sending ([`LlmError::OverBudget`]).
+    /// The stream holds this client's model gate until it ends or is dropped, so
+    /// calls on one client run one at a time: do not start a second call on the
+    /// same client while holding an unfinished stream in the same task.
     async fn chat_stream(&self, req: ChatRequest, cancel: CancellationToken) -> Result<ChatStream, LlmError>;
 
-    /// A whole chat reply (the stream, collected).
+    /// A whole chat reply (adapters send a non-streamed request; the default collects the stream).
     async fn chat(&self, req: ChatRequest, cancel: CancellationToken) -> Result<ChatReply, LlmError> {
         let mut stream = self.chat_stream(req, cancel).await?;
         let mut text = String::new();
