@@ -1,11 +1,147 @@
-//! `tinycoder doctor` (not available yet: lands with its issue).
+//! `tinycoder doctor`: checks configuration, prompts, the model server and each
+//! role's model, storage, and sandbox mechanisms; prints each problem with its fix.
 
-use std::path::PathBuf;
+use super::CliContext;
+use crate::config::PromptLibrary;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-/// Arguments (none yet).
+/// Arguments of `tinycoder doctor`.
 #[derive(Debug, clap::Args)]
-pub struct Args {}
-pub async fn run(_args: Args, _workspace: Option<PathBuf>) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`tinycoder doctor` is not available yet")
+pub struct Args {
+    /// Print the checks as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// How a check came out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Ok,
+    Warn,
+    Fail,
+}
+
+/// One line of the doctor's report.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Check {
+    pub area: &'static str,
+    pub status: Status,
+    pub detail: String,
+    /// What to do about it, when it is not ok.
+    pub fix: Option<String>,
+}
+
+impl Check {
+    fn ok(area: &'static str, detail: impl Into<String>) -> Self {
+        Self { area, status: Status::Ok, detail: detail.into(), fix: None }
+    }
+    fn warn(area: &'static str, detail: impl Into<String>, fix: impl Into<String>) -> Self {
+        Self { area, status: Status::Warn, detail: detail.into(), fix: Some(fix.into()) }
+    }
+    fn fail(area: &'static str, detail: impl Into<String>, fix: impl Into<String>) -> Self {
+        Self { area, status: Status::Fail, detail: detail.into(), fix: Some(fix.into()) }
+    }
+}
+
+pub async fn run(args: Args, workspace: Option<PathBuf>) -> anyhow::Result<ExitCode> {
+    let mut checks = Vec::new();
+    let ctx = match CliContext::load(workspace) {
+        Ok(ctx) => {
+            checks.push(Check::ok("config", "configuration loaded and valid (see `tinycoder config`)"));
+            Some(ctx)
+        }
+        Err(e) => {
+            checks.push(Check::fail("config", format!("{e:#}"), "fix the named key in the named file"));
+            None
+        }
+    };
+    if let Some(ctx) = &ctx {
+        let config = &ctx.loaded.config;
+        let dir = (!config.prompts.dir.is_empty()).then(|| PathBuf::from(&config.prompts.dir));
+        match PromptLibrary::load(dir.as_deref()) {
+            Ok(_) => checks.push(Check::ok("prompts", "all prompt templates load and use only known variables")),
+            Err(e) => checks.push(Check::fail("prompts", e.to_string(), "fix the template or remove the override")),
+        }
+        checks.extend(model_checks(config).await);
+        let paths = ctx.paths();
+        checks.push(writable("storage", "cache", &paths.cache_dir));
+        checks.push(writable("storage", "data", &paths.data_dir));
+        checks.extend(sandbox_checks());
+    }
+    print_report(&checks, args.json)?;
+    let failed = checks.iter().any(|c| c.status == Status::Fail);
+    Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+async fn model_checks(config: &crate::config::Config) -> Vec<Check> {
+    crate::llm::diagnose(config)
+        .await
+        .into_iter()
+        .map(|m| Check {
+            area: if m.subject == "backend" { "backend" } else { "model" },
+            status: if m.ok { Status::Ok } else { Status::Fail },
+            detail: if m.subject == "backend" { m.detail } else { format!("{}: {}", m.subject, m.detail) },
+            fix: m.fix,
+        })
+        .collect()
+}
+
+fn sandbox_checks() -> Vec<Check> {
+    crate::sandbox::probe_mechanisms()
+        .into_iter()
+        .map(|m| {
+            if m.enforced {
+                Check::ok("sandbox", format!("{}: enforced ({})", m.name, m.detail))
+            } else {
+                Check::warn(
+                    "sandbox",
+                    format!("{}: not available ({})", m.name, m.detail),
+                    "tests still run, with less isolation; see docs/troubleshooting in the README",
+                )
+            }
+        })
+        .collect()
+}
+
+fn writable(area: &'static str, what: &str, dir: &Path) -> Check {
+    let probe = dir.join(".tinycoder-doctor-probe");
+    let result = std::fs::create_dir_all(dir)
+        .and_then(|_| std::fs::write(&probe, b"ok"))
+        .and_then(|_| std::fs::remove_file(&probe));
+    match result {
+        Ok(()) => Check::ok(area, format!("{what} directory {} is writable", dir.display())),
+        Err(e) => Check::fail(
+            area,
+            format!("{what} directory {} is not writable: {e}", dir.display()),
+            "free disk space or fix permissions, or point TINYCODER_CACHE_DIR / TINYCODER_DATA_DIR / store.dir elsewhere",
+        ),
+    }
+}
+
+fn print_report(checks: &[Check], json: bool) -> anyhow::Result<()> {
+    use std::io::Write;
+    let mut out = String::new();
+    if json {
+        out = serde_json::to_string_pretty(checks)?;
+        out.push('\n');
+    } else {
+        for c in checks {
+            let tag = match c.status {
+                Status::Ok => "ok  ",
+                Status::Warn => "WARN",
+                Status::Fail => "FAIL",
+            };
+            out.push_str(&format!("{tag} {:<8} {}\n", c.area, c.detail));
+            if let Some(fix) = &c.fix {
+                out.push_str(&format!("     {:<8} fix: {fix}\n", ""));
+            }
+        }
+        let fails = checks.iter().filter(|c| c.status == Status::Fail).count();
+        let warns = checks.iter().filter(|c| c.status == Status::Warn).count();
+        out.push_str(&format!("{} checks: {fails} failed, {warns} warnings\n", checks.len()));
+    }
+    std::io::stdout().write_all(out.as_bytes())?;
+    Ok(())
 }
