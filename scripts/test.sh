@@ -14,11 +14,12 @@ scripts/setup.sh
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/tinycoder/cargo-target}
 export CARGO_TERM_COLOR=never
 
-started_testbed=0
-if ! scripts/testbed.sh status | grep -q "ollama: up" || ! scripts/testbed.sh status | grep -q "llama-server: up"; then
-  started_testbed=1
-fi
-cleanup() { if [ "$started_testbed" = 1 ]; then scripts/testbed.sh down || true; fi; }
+# Stop afterwards only the servers this run starts; leave a developer's running ones alone.
+to_stop=()
+status=$(scripts/testbed.sh status)
+grep -q "ollama: up" <<<"$status" || to_stop+=(ollama)
+grep -q "llama-server: up" <<<"$status" || to_stop+=(llama-server)
+cleanup() { if ((${#to_stop[@]})); then scripts/testbed.sh down "${to_stop[@]}" || true; fi; }
 trap cleanup EXIT
 
 # Build tinycoder while the test bed builds/starts: the two overlap their waits.

@@ -202,7 +202,9 @@ case "${1:-up}" in
     log "test bed up in $((SECONDS - t0)) s; logs in $LOGS"
     print_env
     ;;
-  down) stop_one ollama; stop_one llama-server ;;
+  down) # down [ollama] [llama-server]: stop what `up` started (all of it by default)
+    shift || true
+    for s in "${@:-ollama llama-server}"; do for one in $s; do stop_one "$one"; done; done ;;
   status)
     healthy "$OLLAMA_URL/api/version" && echo "ollama: up at $OLLAMA_URL" || echo "ollama: down"
     healthy "$LLAMA_URL/health" && echo "llama-server: up at $LLAMA_URL" || echo "llama-server: down"
