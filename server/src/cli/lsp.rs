@@ -1,11 +1,25 @@
-//! `tinycoder lsp` (not available yet: lands with its issue).
+//! `tinycoder lsp`: the language server over stdio (stdout carries only the protocol; logs go to stderr).
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 
-/// Arguments (none yet).
+/// Arguments of `tinycoder lsp`.
 #[derive(Debug, clap::Args)]
-pub struct Args {}
-pub async fn run(_args: Args, _workspace: Option<PathBuf>) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`tinycoder lsp` is not available yet")
+pub struct Args {
+    /// Accepted for editors that pass it; stdio is the only transport.
+    #[arg(long)]
+    pub stdio: bool,
+}
+
+/// Runs the server until the client sends `exit`; exit code 0 when `shutdown` came first, 1 otherwise (LSP).
+pub async fn run(_args: Args, workspace: Option<PathBuf>) -> anyhow::Result<ExitCode> {
+    let options = crate::lsp::ServerOptions {
+        workspace,
+        model_factory: Arc::new(|_config| None),
+        shutdown_received: Arc::new(AtomicBool::new(false)),
+    };
+    let clean = crate::lsp::serve(tokio::io::stdin(), tokio::io::stdout(), options).await;
+    Ok(if clean { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
