@@ -21,5 +21,7 @@ pub async fn run(_args: Args, workspace: Option<PathBuf>) -> anyhow::Result<Exit
         shutdown_received: Arc::new(AtomicBool::new(false)),
     };
     let clean = crate::lsp::serve(tokio::io::stdin(), tokio::io::stdout(), options).await;
-    Ok(if clean { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    // Exit at once, as LSP asks after `exit`: the stdin reader may still be blocked on a
+    // client that keeps the pipe open, and waiting for it would hang the process.
+    std::process::exit(if clean { 0 } else { 1 })
 }
