@@ -18,10 +18,16 @@ pub async fn run_index(_args: IndexArgs, _workspace: Option<PathBuf>) -> anyhow:
     anyhow::bail!("`tinycoder index` is not available yet")
 }
 
-pub async fn run_search(_args: SearchArgs, _workspace: Option<PathBuf>) -> anyhow::Result<ExitCode> {
+pub async fn run_search(
+    _args: SearchArgs,
+    _workspace: Option<PathBuf>,
+) -> anyhow::Result<ExitCode> {
     anyhow::bail!("`tinycoder index` is not available yet")
 }
 
-pub async fn run_context(_args: ContextArgs, _workspace: Option<PathBuf>) -> anyhow::Result<ExitCode> {
+pub async fn run_context(
+    _args: ContextArgs,
+    _workspace: Option<PathBuf>,
+) -> anyhow::Result<ExitCode> {
     anyhow::bail!("`tinycoder index` is not available yet")
 }

@@ -5,11 +5,37 @@
 //! store. Callers pass a [`CancellationToken`]; cancelling it (or dropping the
 //! returned stream) stops the HTTP stream at once.
 
+mod budget;
+mod diagnose;
 mod error;
+mod gate;
+mod http;
+mod ollama;
+mod openai;
+mod shared;
+mod structured;
 mod types;
+pub mod wire;
 
+pub use budget::{check_fits, estimate_tokens, reply_tokens, PromptSize};
+pub use diagnose::{diagnose, diagnose_with, ModelCheck};
 pub use error::LlmError;
+pub use ollama::OllamaClient;
+pub use openai::OpenAiClient;
+pub use structured::{parse_reply, schema_of, structured};
 pub use types::*;
+
+use std::sync::Arc;
+
+/// The client for `config.backend.kind`, with roles mapped to models by `config.models`.
+pub fn client_from_config(
+    config: &crate::config::Config,
+) -> Result<Arc<dyn ModelClient>, LlmError> {
+    Ok(match config.backend.kind {
+        crate::config::BackendKind::Ollama => Arc::new(OllamaClient::new(config)?),
+        crate::config::BackendKind::Openai => Arc::new(OpenAiClient::new(config)?),
+    })
+}
 
 use async_trait::async_trait;
 use futures::StreamExt;
@@ -25,10 +51,18 @@ pub trait ModelClient: Send + Sync {
     fn url(&self) -> &str;
 
     /// Starts a streamed chat with the model of `req.role`; yields text deltas in order.
-    async fn chat_stream(&self, req: ChatRequest, cancel: CancellationToken) -> Result<ChatStream, LlmError>;
+    async fn chat_stream(
+        &self,
+        req: ChatRequest,
+        cancel: CancellationToken,
+    ) -> Result<ChatStream, LlmError>;
 
-    /// A whole chat reply (the stream, collected).
-    async fn chat(&self, req: ChatRequest, cancel: CancellationToken) -> Result<ChatReply, LlmError> {
+    /// A whole chat reply (adapters send a non-streamed request; the default collects the stream).
+    async fn chat(
+        &self,
+        req: ChatRequest,
+        cancel: CancellationToken,
+    ) -> Result<ChatReply, LlmError> {
         let mut stream = self.chat_stream(req, cancel).await?;
         let mut text = String::new();
         while let Some(delta) = stream.next().await {
@@ -44,7 +78,11 @@ pub trait ModelClient: Send + Sync {
     async fn loaded_models(&self) -> Result<Option<Vec<String>>, LlmError>;
 
     /// Exact token count of `text` for `role`'s model, where the server can tokenize; `None` otherwise.
-    async fn count_tokens(&self, role: crate::config::ModelRole, text: &str) -> Result<Option<usize>, LlmError>;
+    async fn count_tokens(
+        &self,
+        role: crate::config::ModelRole,
+        text: &str,
+    ) -> Result<Option<usize>, LlmError>;
 
     /// Embeddings of `inputs` with `model`.
     async fn embed(&self, model: &str, inputs: &[String]) -> Result<Vec<Vec<f32>>, LlmError>;

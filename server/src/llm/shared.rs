@@ -1,0 +1,56 @@
+//! What both adapters hold: settings, the HTTP client, the gate.
+
+use super::budget::{check_fits, estimate_tokens, reply_tokens, PromptSize};
+use super::gate::ModelGate;
+use super::http::{build_client, Timeouts};
+use super::{ChatRequest, LlmError};
+use crate::config::{BudgetConfig, Config, ModelConfig, ModelsConfig};
+
+/// Settings and connections shared by the adapters.
+#[derive(Debug, Clone)]
+pub struct ClientShared {
+    /// Base URL without a trailing slash.
+    pub url: String,
+    pub models: ModelsConfig,
+    pub budget: BudgetConfig,
+    pub max_loaded: usize,
+    pub timeouts: Timeouts,
+    pub http: reqwest::Client,
+    pub gate: ModelGate,
+}
+
+impl ClientShared {
+    /// Builds the shared parts from the configuration.
+    pub fn new(config: &Config) -> Result<Self, LlmError> {
+        let timeouts = Timeouts::from_config(&config.backend);
+        Ok(Self {
+            url: config.backend.url.trim_end_matches('/').to_string(),
+            models: config.models.clone(),
+            budget: config.budget.clone(),
+            max_loaded: config.backend.max_loaded_models.max(1) as usize,
+            http: build_client(&timeouts)?,
+            timeouts,
+            gate: ModelGate::default(),
+        })
+    }
+
+    /// The model settings of the request's role.
+    pub fn model(&self, req: &ChatRequest) -> &ModelConfig {
+        self.models.get(req.role)
+    }
+
+    /// The reply cap of this request.
+    pub fn reply_tokens(&self, req: &ChatRequest) -> u32 {
+        reply_tokens(self.model(req), req.max_tokens)
+    }
+
+    /// The conservative estimate check, done before anything is sent.
+    /// Returns the estimate's error so a caller with an exact tokenizer can retry with it.
+    pub fn check_estimate(&self, req: &ChatRequest) -> Result<(), LlmError> {
+        let size = PromptSize {
+            tokens: estimate_tokens(&req.messages, &self.budget),
+            exact: false,
+        };
+        check_fits(req.role, self.model(req), size, self.reply_tokens(req))
+    }
+}

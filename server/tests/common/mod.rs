@@ -1,0 +1,83 @@
+//! Shared helpers of the integration tests that talk to the REAL model
+//! servers of the test bed (`scripts/testbed.sh up`). A test whose server is
+//! unreachable fails with instructions; none skips silently.
+#![allow(dead_code)] // each test binary uses a different part
+
+pub mod suite;
+
+use std::time::Duration;
+use tinycoder::config::{BackendKind, Config, ConfigInputs, LoadedConfig, ModelConfig};
+
+/// Ollama's URL in tests: `TINYCODER_TEST_OLLAMA_URL`, default the test bed's.
+pub fn ollama_url() -> String {
+    std::env::var("TINYCODER_TEST_OLLAMA_URL").unwrap_or_else(|_| "http://127.0.0.1:11434".into())
+}
+
+/// llama-server's URL in tests: `TINYCODER_TEST_OPENAI_URL`, default the test bed's.
+pub fn openai_url() -> String {
+    std::env::var("TINYCODER_TEST_OPENAI_URL").unwrap_or_else(|_| "http://127.0.0.1:8080".into())
+}
+
+/// Panics with how to start the test bed unless `url` + `probe` answers 200.
+pub async fn require_server(url: &str, probe: &str) {
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(5))
+        .build()
+        .expect("http client");
+    let ok = matches!(client.get(format!("{url}{probe}")).send().await, Ok(r) if r.status().is_success());
+    assert!(ok, "the model server at {url} is not reachable: run `scripts/testbed.sh up` (repo root) and retry");
+}
+
+/// A URL on which nothing listens (a port just bound and released).
+pub fn closed_port_url() -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind a free port");
+    let port = listener.local_addr().expect("local addr").port();
+    drop(listener);
+    format!("http://127.0.0.1:{port}")
+}
+
+/// The coder model of the test bed (SmolLM2-135M-Instruct, has a chat template).
+pub const CODER_MODEL: &str = "smollm2";
+/// The critic model of the test bed (Gemma 3 270M base, plain template).
+pub const CRITIC_MODEL: &str = "gemma3";
+
+fn role(name: &str) -> ModelConfig {
+    ModelConfig {
+        name: name.into(),
+        num_ctx: 2048,
+        temperature: 0.0,
+        seed: 42,
+        keep_alive: "5m".into(),
+        max_output_tokens: 48,
+    }
+}
+
+/// Built-in defaults, pointed at `url` speaking `kind`, with the test bed's
+/// small models: coder and planner = smollm2, critic and summarizer = gemma3;
+/// num_ctx 2048, temperature 0, fixed seed, short replies.
+pub fn test_config(kind: BackendKind, url: &str) -> Config {
+    let mut c = LoadedConfig::load(&ConfigInputs::default())
+        .expect("built-in defaults load")
+        .config;
+    c.backend.kind = kind;
+    c.backend.url = url.into();
+    c.backend.connect_timeout_ms = 2000;
+    // The CPU is shared with parallel builds: generous, but bounded.
+    c.backend.first_token_timeout_ms = 120_000;
+    c.backend.idle_timeout_ms = 60_000;
+    c.backend.request_timeout_ms = 300_000;
+    c.backend.max_loaded_models = 1;
+    c.models.coder = role(CODER_MODEL);
+    c.models.planner = role(CODER_MODEL);
+    c.models.critic = role(CRITIC_MODEL);
+    c.models.summarizer = role(CRITIC_MODEL);
+    c.budget.reserved_output_tokens = 256;
+    c
+}
+
+/// Serialises the server tests of one binary: they share one server and
+/// check which models it has loaded.
+pub async fn serial() -> tokio::sync::MutexGuard<'static, ()> {
+    static LOCK: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+    LOCK.lock().await
+}

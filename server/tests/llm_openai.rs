@@ -1,0 +1,107 @@
+//! The OpenAI-compatible client against the REAL llama-server of the test bed
+//! (`scripts/testbed.sh up`; URL from TINYCODER_TEST_OPENAI_URL). llama-server
+//! runs in router mode (`--models-dir`, `--models-max 1`, `--no-cache-prompt`).
+
+mod common;
+
+use common::{openai_url, require_server, serial, suite, test_config};
+use tinycoder::config::{BackendKind, ModelRole};
+use tinycoder::llm::{client_from_config, diagnose, ChatMessage, ChatRequest};
+use tokio_util::sync::CancellationToken;
+
+async fn ready() -> (
+    tokio::sync::MutexGuard<'static, ()>,
+    tinycoder::config::Config,
+) {
+    let guard = serial().await;
+    require_server(&openai_url(), "/health").await;
+    (guard, test_config(BackendKind::Openai, &openai_url()))
+}
+
+#[tokio::test]
+async fn streamed_chat_yields_tokens_in_order() {
+    let (_g, config) = ready().await;
+    suite::streamed_chat_yields_tokens_in_order(&config).await;
+}
+
+#[tokio::test]
+async fn json_schema_reply_parses_into_a_typed_value() {
+    let (_g, config) = ready().await;
+    suite::json_schema_reply_parses(&config).await;
+}
+
+#[tokio::test]
+async fn cancel_mid_stream_ends_within_200ms() {
+    let (_g, config) = ready().await;
+    suite::cancel_mid_stream_ends_fast(&config).await;
+}
+
+#[tokio::test]
+async fn dropping_a_stream_frees_the_client() {
+    let (_g, config) = ready().await;
+    suite::dropping_a_stream_frees_the_client(&config).await;
+}
+
+#[tokio::test]
+async fn switching_from_coder_to_critic_leaves_one_model_loaded() {
+    let (_g, config) = ready().await;
+    suite::switching_roles_leaves_one_model_loaded(&config).await;
+}
+
+#[tokio::test]
+async fn server_down_is_reported_with_the_fix() {
+    suite::server_down_is_reported(BackendKind::Openai).await;
+}
+
+#[tokio::test]
+async fn unknown_model_points_at_the_model_list() {
+    let (_g, config) = ready().await;
+    suite::unknown_model_is_reported(config, "/v1/models").await;
+}
+
+#[tokio::test]
+async fn over_budget_prompt_is_refused_before_sending() {
+    suite::over_budget_is_refused_before_sending(BackendKind::Openai).await;
+}
+
+#[tokio::test]
+async fn tokens_are_counted_exactly_by_the_server() {
+    let (_g, config) = ready().await;
+    let client = client_from_config(&config).expect("client");
+    assert_eq!(
+        client
+            .count_tokens(ModelRole::Coder, "hello world")
+            .await
+            .expect("tokenize"),
+        Some(2)
+    );
+}
+
+/// The byte estimate over-counts on purpose; when it says "too big", the
+/// server's tokenizer decides, so a prompt that really fits is still sent.
+#[tokio::test]
+async fn a_prompt_the_estimate_refuses_but_that_fits_is_sent() {
+    let (_g, config) = ready().await;
+    let client = client_from_config(&config).expect("client");
+    let text = "hello ".repeat(850); // 5100 bytes: estimate > 2048 - 32, exact ~850 tokens
+    let estimate =
+        tinycoder::llm::estimate_tokens(&[ChatMessage::user(text.clone())], &config.budget);
+    assert!(
+        estimate + 32 > 2048,
+        "the estimate alone must refuse ({estimate})"
+    );
+    let mut req = ChatRequest::new(ModelRole::Coder, vec![ChatMessage::user(text)]);
+    req.max_tokens = Some(32);
+    client
+        .chat(req, CancellationToken::new())
+        .await
+        .expect("exact count fits: the call is sent");
+}
+
+#[tokio::test]
+async fn diagnose_reports_models() {
+    let (_g, config) = ready().await;
+    let checks = diagnose(&config).await;
+    assert_eq!(checks.len(), 5, "{checks:?}");
+    assert!(checks.iter().all(|c| c.ok), "{checks:#?}");
+}
