@@ -17,13 +17,26 @@ fn random_edit(doc: &mut MirrorDoc, rng: &mut Rng, n: usize) -> Value {
         let p: Vec<char> = p.chars().collect();
         l >= p.len() && chars[s..s + p.len()] == p[..]
     };
-    let first_non_space = |(s, l): (usize, usize)| chars[s..s + l].iter().position(|c| *c != ' ').map(|i| s + i);
-    let comment_lines: Vec<(usize, usize)> =
-        lines.iter().copied().filter(|l| first_non_space(*l).is_some_and(|i| chars[i] == '#')).collect();
+    let first_non_space = |(s, l): (usize, usize)| {
+        chars[s..s + l]
+            .iter()
+            .position(|c| *c != ' ')
+            .map(|i| s + i)
+    };
+    let comment_lines: Vec<(usize, usize)> = lines
+        .iter()
+        .copied()
+        .filter(|l| first_non_space(*l).is_some_and(|i| chars[i] == '#'))
+        .collect();
     let top_starts: Vec<usize> = lines
         .iter()
         .copied()
-        .filter(|l| starts_with(*l, "def ") || starts_with(*l, "class ") || starts_with(*l, "#") || (l.1 == 0 && l.0 == chars.len()))
+        .filter(|l| {
+            starts_with(*l, "def ")
+                || starts_with(*l, "class ")
+                || starts_with(*l, "#")
+                || (l.1 == 0 && l.0 == chars.len())
+        })
         .map(|(s, _)| s)
         .collect();
     let nl = if rng.below(2) == 0 { "\n" } else { "\r\n" };
@@ -44,13 +57,25 @@ fn random_edit(doc: &mut MirrorDoc, rng: &mut Rng, n: usize) -> Value {
     }
     let at = *rng.pick(&top_starts);
     if kind < 70 {
-        doc.edit(at, at, &format!("def f{n}(a):{nl}    # ünï 😀{nl}    return a{nl}"))
+        doc.edit(
+            at,
+            at,
+            &format!("def f{n}(a):{nl}    # ünï 😀{nl}    return a{nl}"),
+        )
     } else if kind < 80 {
-        doc.edit(at, at, &format!("class K{n}:{nl}    def m{n}(self):{nl}        return 1{nl}"))
+        doc.edit(
+            at,
+            at,
+            &format!("class K{n}:{nl}    def m{n}(self):{nl}        return 1{nl}"),
+        )
     } else if kind < 90 {
         doc.edit(at, at, &format!("# 中😀 {n}{nl}"))
     } else {
-        let tops: Vec<(usize, usize)> = lines.iter().copied().filter(|l| starts_with(*l, "#")).collect();
+        let tops: Vec<(usize, usize)> = lines
+            .iter()
+            .copied()
+            .filter(|l| starts_with(*l, "#"))
+            .collect();
         if tops.is_empty() {
             return doc.edit(at, at, "# x\n");
         }
@@ -85,14 +110,31 @@ fn flatten(symbols: &Value, out: &mut Vec<Value>) {
 }
 
 fn check(client: &mut LspClient, uri: &str, doc: &MirrorDoc, version: i32) {
-    let got = client.request("tinycoder/debugDocument", json!({"textDocument": {"uri": uri}})).expect("debugDocument");
+    let got = client
+        .request(
+            "tinycoder/debugDocument",
+            json!({"textDocument": {"uri": uri}}),
+        )
+        .expect("debugDocument");
     assert_eq!(got["version"], json!(version));
     assert_eq!(got["encoding"], json!(doc.encoding));
-    assert!(got["text"] == json!(doc.text), "server text differs from the client's at version {version}");
-    let symbols = client.request("textDocument/documentSymbol", json!({"textDocument": {"uri": uri}})).expect("symbols");
+    assert!(
+        got["text"] == json!(doc.text),
+        "server text differs from the client's at version {version}"
+    );
+    let symbols = client
+        .request(
+            "textDocument/documentSymbol",
+            json!({"textDocument": {"uri": uri}}),
+        )
+        .expect("symbols");
     let mut flat = Vec::new();
     flatten(&symbols, &mut flat);
-    assert_eq!(flat, client_symbols(doc), "outline differs at version {version}");
+    assert_eq!(
+        flat,
+        client_symbols(doc),
+        "outline differs at version {version}"
+    );
 }
 
 fn run_edits(offered: &[&str], expected: &str, edits: usize, seed: u64) {
@@ -102,15 +144,23 @@ fn run_edits(offered: &[&str], expected: &str, edits: usize, seed: u64) {
     assert_eq!(init["capabilities"]["textDocumentSync"]["change"], json!(2));
     let uri = file_uri(client.root(), "shapes.py");
     client.notify("textDocument/didOpen", json!({"textDocument": {"uri": uri, "languageId": "python", "version": 0, "text": INITIAL}}));
-    let mut doc = MirrorDoc { text: INITIAL.to_string(), encoding: expected.to_string() };
+    let mut doc = MirrorDoc {
+        text: INITIAL.to_string(),
+        encoding: expected.to_string(),
+    };
     let mut rng = Rng(seed);
     let (mut version, mut done) = (0, 0);
     while done < edits {
         let batch = 1 + rng.below(3);
-        let changes: Vec<Value> = (0..batch).map(|i| random_edit(&mut doc, &mut rng, done + i)).collect();
+        let changes: Vec<Value> = (0..batch)
+            .map(|i| random_edit(&mut doc, &mut rng, done + i))
+            .collect();
         done += batch;
         version += 1;
-        client.notify("textDocument/didChange", json!({"textDocument": {"uri": uri, "version": version}, "contentChanges": changes}));
+        client.notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": uri, "version": version}, "contentChanges": changes}),
+        );
         if version % 500 == 0 {
             check(&mut client, &uri, &doc, version);
         }
@@ -141,21 +191,38 @@ fn burst_of_1000_changes_without_waiting() {
     let uri = file_uri(client.root(), "notes.txt");
     let initial = "line one\r\nzwei 😀\rdrei\n";
     client.notify("textDocument/didOpen", json!({"textDocument": {"uri": uri, "languageId": "plaintext", "version": 1, "text": initial}}));
-    let mut doc = MirrorDoc { text: initial.to_string(), encoding: "utf-16".into() };
+    let mut doc = MirrorDoc {
+        text: initial.to_string(),
+        encoding: "utf-16".into(),
+    };
     let mut rng = Rng(12345);
     let inserts = ["a", "é", "😀", "\r\n", "\r", "\n", "中e\u{301}", ""];
     for v in 2..1002 {
         let n = doc.text.chars().count();
         let chars: Vec<char> = doc.text.chars().collect();
         // An editor cannot put a position between the \r and \n of a CRLF.
-        let outside_crlf = |i: usize| if i > 0 && i < n && chars[i - 1] == '\r' && chars[i] == '\n' { i - 1 } else { i };
+        let outside_crlf = |i: usize| {
+            if i > 0 && i < n && chars[i - 1] == '\r' && chars[i] == '\n' {
+                i - 1
+            } else {
+                i
+            }
+        };
         let a = outside_crlf(rng.below(n + 1));
         let b = outside_crlf((a + rng.below(4)).min(n)).max(a);
         let insert = *rng.pick(&inserts);
         let change = doc.edit(a, b, insert);
-        client.notify("textDocument/didChange", json!({"textDocument": {"uri": uri, "version": v}, "contentChanges": [change]}));
+        client.notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": uri, "version": v}, "contentChanges": [change]}),
+        );
     }
-    let got = client.request("tinycoder/debugDocument", json!({"textDocument": {"uri": uri}})).unwrap();
+    let got = client
+        .request(
+            "tinycoder/debugDocument",
+            json!({"textDocument": {"uri": uri}}),
+        )
+        .unwrap();
     assert_eq!(got["version"], json!(1001));
     assert_eq!(got["text"], json!(doc.text));
     assert!(client.shutdown_and_exit().success());

@@ -17,7 +17,9 @@ pub struct Args {
 pub async fn run(_args: Args, workspace: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     let options = crate::lsp::ServerOptions {
         workspace,
-        model_factory: Arc::new(|_config| None),
+        model_factory: Arc::new(|config| {
+            crate::llm::client_from_config(config).map_err(|e| e.to_string())
+        }),
         shutdown_received: Arc::new(AtomicBool::new(false)),
     };
     let clean = crate::lsp::serve(tokio::io::stdin(), tokio::io::stdout(), options).await;

@@ -96,7 +96,8 @@ pub fn build_messages(
     let model = config.models.get(ModelRole::Coder);
     let system = prompts.render(PromptId::CHAT_SYSTEM, &[])?;
     let total = model.num_ctx as usize;
-    let reserved = (config.budget.reserved_output_tokens + config.budget.safety_margin_tokens) as usize;
+    let reserved =
+        (config.budget.reserved_output_tokens + config.budget.safety_margin_tokens) as usize;
     let fixed = estimate_tokens(&system, config) + estimate_tokens(message, config);
     let mut available = total.saturating_sub(reserved);
     if fixed > available {
@@ -132,7 +133,11 @@ pub fn build_messages(
             available -= used;
             let rendered = prompts.render(
                 PromptId::CHAT_FILE_CONTEXT,
-                &[("path", &f.path), ("language", &f.language), ("code", code.trim_end())],
+                &[
+                    ("path", &f.path),
+                    ("language", &f.language),
+                    ("code", code.trim_end()),
+                ],
             )?;
             user = format!("{rendered}\n\n{message}");
         } else {
@@ -168,17 +173,27 @@ mod tests {
         config.models.coder.num_ctx = 2600;
         let prompts = PromptLibrary::load(None).unwrap();
         let code: String = (0..2000).map(|i| format!("x{i} = {i}\n")).collect();
-        let file = FileContext { path: "a.py".into(), language: "python".into(), code };
-        let (msgs, trimmed) = build_messages(&config, &prompts, &[], Some(&file), "what is this?").unwrap();
+        let file = FileContext {
+            path: "a.py".into(),
+            language: "python".into(),
+            code,
+        };
+        let (msgs, trimmed) =
+            build_messages(&config, &prompts, &[], Some(&file), "what is this?").unwrap();
         assert!(trimmed);
         let chars: usize = msgs.iter().map(|m| m.content.chars().count()).sum();
-        let budget = (config.models.coder.num_ctx - config.budget.reserved_output_tokens - config.budget.safety_margin_tokens)
-            as f32
+        let budget = (config.models.coder.num_ctx
+            - config.budget.reserved_output_tokens
+            - config.budget.safety_margin_tokens) as f32
             * config.budget.chars_per_token;
         assert!(chars as f32 <= budget, "{chars} chars over {budget}");
         let user = &msgs.last().unwrap().content;
         assert!(user.contains("x0 = 0\n") && user.ends_with("what is this?"));
-        let small = FileContext { path: "a.py".into(), language: "python".into(), code: "x = 1\n".into() };
+        let small = FileContext {
+            path: "a.py".into(),
+            language: "python".into(),
+            code: "x = 1\n".into(),
+        };
         let (_, trimmed) = build_messages(&config, &prompts, &[], Some(&small), "hi").unwrap();
         assert!(!trimmed);
     }

@@ -3,7 +3,9 @@
 
 use super::commands::CommandId;
 use serde::{Deserialize, Serialize};
-use tower_lsp_server::ls_types::{CodeAction, CodeActionKind, CodeActionOrCommand, Command, Diagnostic, Range, Uri};
+use tower_lsp_server::ls_types::{
+    CodeAction, CodeActionKind, CodeActionOrCommand, Command, Diagnostic, Range, Uri,
+};
 
 /// Longest diagnostic excerpt shown in a quick-fix title, in chars (a UI limit, not a model setting).
 const TITLE_MESSAGE_CHARS: usize = 60;
@@ -31,13 +33,23 @@ fn short_message(message: &str) -> String {
     }
 }
 
-fn action(title: String, kind: CodeActionKind, cmd: CommandId, data: ActionData, diagnostics: Option<Vec<Diagnostic>>) -> CodeAction {
+fn action(
+    title: String,
+    kind: CodeActionKind,
+    cmd: CommandId,
+    data: ActionData,
+    diagnostics: Option<Vec<Diagnostic>>,
+) -> CodeAction {
     let value = serde_json::to_value(&data).unwrap_or(serde_json::Value::Null);
     CodeAction {
         title: title.clone(),
         kind: Some(kind),
         diagnostics,
-        command: Some(Command { title, command: cmd.name().to_string(), arguments: Some(vec![value.clone()]) }),
+        command: Some(Command {
+            title,
+            command: cmd.name().to_string(),
+            arguments: Some(vec![value.clone()]),
+        }),
         data: Some(value),
         ..Default::default()
     }
@@ -53,7 +65,9 @@ pub fn list_actions(
 ) -> Vec<CodeActionOrCommand> {
     let wanted = |kind: &CodeActionKind| match only {
         None => true,
-        Some(kinds) => kinds.iter().any(|k| kind.as_str() == k.as_str() || kind.as_str().starts_with(&format!("{}.", k.as_str()))),
+        Some(kinds) => kinds.iter().any(|k| {
+            kind.as_str() == k.as_str() || kind.as_str().starts_with(&format!("{}.", k.as_str()))
+        }),
     };
     let data = |action: &str, range: Range, diagnostic: Option<Diagnostic>| ActionData {
         action: action.to_string(),
@@ -80,7 +94,11 @@ pub fn list_actions(
         for (title, cmd, name) in [
             ("tinycoder: edit selection…", CommandId::Edit, "edit"),
             ("tinycoder: document", CommandId::Document, "document"),
-            ("tinycoder: write tests", CommandId::GenerateTests, "generateTests"),
+            (
+                "tinycoder: write tests",
+                CommandId::GenerateTests,
+                "generateTests",
+            ),
             ("tinycoder: explain", CommandId::Explain, "explain"),
         ] {
             out.push(CodeActionOrCommand::CodeAction(action(
@@ -105,8 +123,18 @@ mod tests {
     fn one_preferred_quickfix_per_diagnostic_and_only_filters() {
         let uri = Uri::from_str("file:///tmp/a.py").unwrap();
         let r = Range::new(Position::new(1, 0), Position::new(1, 4));
-        let d = |m: &str| Diagnostic { range: r, message: m.into(), ..Default::default() };
-        let all = list_actions(&uri, Some(3), r, &[d("undefined name `x`\nmore"), d("unused import")], None);
+        let d = |m: &str| Diagnostic {
+            range: r,
+            message: m.into(),
+            ..Default::default()
+        };
+        let all = list_actions(
+            &uri,
+            Some(3),
+            r,
+            &[d("undefined name `x`\nmore"), d("unused import")],
+            None,
+        );
         let titles: Vec<String> = all
             .iter()
             .map(|a| match a {
@@ -126,8 +154,14 @@ mod tests {
         "#]]
         .assert_debug_eq(&titles);
         let only = [CodeActionKind::QUICKFIX];
-        assert_eq!(list_actions(&uri, Some(3), r, &[d("x")], Some(&only)).len(), 1);
+        assert_eq!(
+            list_actions(&uri, Some(3), r, &[d("x")], Some(&only)).len(),
+            1
+        );
         let only = [CodeActionKind::REFACTOR];
-        assert_eq!(list_actions(&uri, Some(3), r, &[d("x")], Some(&only)).len(), 4);
+        assert_eq!(
+            list_actions(&uri, Some(3), r, &[d("x")], Some(&only)).len(),
+            4
+        );
     }
 }

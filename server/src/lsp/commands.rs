@@ -82,7 +82,10 @@ impl CommandId {
 
 /// Every command name.
 pub fn command_names() -> Vec<String> {
-    CommandId::ALL.iter().map(|c| c.name().to_string()).collect()
+    CommandId::ALL
+        .iter()
+        .map(|c| c.name().to_string())
+        .collect()
 }
 
 /// LSP `RequestFailed`: the request was valid but could not be done.
@@ -90,24 +93,43 @@ pub const REQUEST_FAILED: i64 = -32803;
 
 /// A JSON-RPC error with the LSP `RequestFailed` code and `message`.
 pub fn request_failed(message: impl Into<String>) -> Error {
-    Error { code: ErrorCode::ServerError(REQUEST_FAILED), message: message.into().into(), data: None }
+    Error {
+        code: ErrorCode::ServerError(REQUEST_FAILED),
+        message: message.into().into(),
+        data: None,
+    }
 }
 
 fn not_available(cmd: CommandId) -> Error {
-    request_failed(format!("`{}` is not available yet: {} lands in a later release", cmd.name(), cmd.lands_with()))
+    request_failed(format!(
+        "`{}` is not available yet: {} lands in a later release",
+        cmd.name(),
+        cmd.lands_with()
+    ))
 }
 
 /// Runs `name` with `args`.
 pub async fn execute(backend: &Backend, name: &str, args: Vec<Value>) -> Result<Option<Value>> {
     let Some(cmd) = CommandId::from_name(name) else {
-        return Err(Error::invalid_params(format!("unknown command `{name}`; tinycoder knows: {}", command_names().join(", "))));
+        return Err(Error::invalid_params(format!(
+            "unknown command `{name}`; tinycoder knows: {}",
+            command_names().join(", ")
+        )));
     };
     match cmd {
         CommandId::Cancel => {
             let id = args
                 .first()
-                .and_then(|a| a.as_str().map(str::to_string).or_else(|| a.get("jobId").and_then(Value::as_str).map(str::to_string)))
-                .ok_or_else(|| Error::invalid_params("tinycoder.cancel needs a job id: [\"<id>\"] or [{\"jobId\": \"<id>\"}]"))?;
+                .and_then(|a| {
+                    a.as_str()
+                        .map(str::to_string)
+                        .or_else(|| a.get("jobId").and_then(Value::as_str).map(str::to_string))
+                })
+                .ok_or_else(|| {
+                    Error::invalid_params(
+                        "tinycoder.cancel needs a job id: [\"<id>\"] or [{\"jobId\": \"<id>\"}]",
+                    )
+                })?;
             let cancelled = backend.jobs().cancel(&id);
             Ok(Some(json!({ "jobId": id, "cancelled": cancelled })))
         }

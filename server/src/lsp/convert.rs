@@ -25,5 +25,8 @@ pub fn to_lsp_range(r: TextRange) -> Range {
 
 /// One `didChange` content change → a text change.
 pub fn to_text_change(c: TextDocumentContentChangeEvent) -> TextChange {
-    TextChange { range: c.range.map(to_text_range), text: c.text }
+    TextChange {
+        range: c.range.map(to_text_range),
+        text: c.text,
+    }
 }

@@ -31,16 +31,28 @@ where
     let (guard_to_server, server_in) = tokio::io::duplex(PIPE_BYTES);
     let (server_out, server_to_writer) = tokio::io::duplex(PIPE_BYTES);
     let (frames_tx, frames_rx) = tokio::sync::mpsc::unbounded_channel();
-    tokio::spawn(transport::filter_input(input, guard_to_server, frames_tx.clone()));
-    let forward = tokio::spawn(transport::forward_server_frames(server_to_writer, frames_tx));
+    tokio::spawn(transport::filter_input(
+        input,
+        guard_to_server,
+        frames_tx.clone(),
+    ));
+    let forward = tokio::spawn(transport::forward_server_frames(
+        server_to_writer,
+        frames_tx,
+    ));
     let writer = tokio::spawn(transport::write_frames(frames_rx, output));
     let shutdown = options.shutdown_received.clone();
     let (service, socket) = LspService::build(|client| Backend::new(client, options))
         .custom_method("tinycoder/chat", Backend::chat)
         .custom_method("tinycoder/debugDocument", Backend::debug_document)
-        .custom_method("window/workDoneProgress/cancel", Backend::work_done_progress_cancel)
+        .custom_method(
+            "window/workDoneProgress/cancel",
+            Backend::work_done_progress_cancel,
+        )
         .finish();
-    Server::new(server_in, server_out, socket).serve(service).await;
+    Server::new(server_in, server_out, socket)
+        .serve(service)
+        .await;
     // The server's output pipe is closed now; let the last frames reach the client.
     let _ = forward.await;
     let _ = writer.await;

@@ -11,8 +11,8 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tower_lsp_server::ls_types::notification::Progress;
 use tower_lsp_server::ls_types::{
-    NumberOrString, ProgressParams, ProgressParamsValue, WorkDoneProgress, WorkDoneProgressBegin, WorkDoneProgressEnd,
-    WorkDoneProgressReport,
+    NumberOrString, ProgressParams, ProgressParamsValue, WorkDoneProgress, WorkDoneProgressBegin,
+    WorkDoneProgressEnd, WorkDoneProgressReport,
 };
 use tower_lsp_server::Client;
 
@@ -42,7 +42,9 @@ impl JobRegistry {
 
     /// Cancels the job `id`; `false` when no such job runs.
     pub fn cancel(&self, id: &str) -> bool {
-        let Ok(jobs) = self.jobs.lock() else { return false };
+        let Ok(jobs) = self.jobs.lock() else {
+            return false;
+        };
         match jobs.get(id) {
             Some((_, token)) => {
                 token.cancel();
@@ -61,16 +63,26 @@ impl JobRegistry {
 
     /// The running jobs.
     pub fn list(&self) -> Vec<JobInfo> {
-        let Ok(jobs) = self.jobs.lock() else { return Vec::new() };
-        let mut out: Vec<JobInfo> =
-            jobs.iter().map(|(id, (title, _))| JobInfo { id: id.clone(), title: title.clone() }).collect();
+        let Ok(jobs) = self.jobs.lock() else {
+            return Vec::new();
+        };
+        let mut out: Vec<JobInfo> = jobs
+            .iter()
+            .map(|(id, (title, _))| JobInfo {
+                id: id.clone(),
+                title: title.clone(),
+            })
+            .collect();
         out.sort_by(|a, b| a.id.cmp(&b.id));
         out
     }
 }
 
 enum ProgressEvent {
-    Report { message: String, percentage: Option<u32> },
+    Report {
+        message: String,
+        percentage: Option<u32>,
+    },
 }
 
 /// A job's handle: report progress (non-blocking), watch for cancellation; dropping it ends the progress.
@@ -83,14 +95,29 @@ pub struct ProgressHandle {
 
 impl ProgressHandle {
     /// Starts a job titled `title`; shows progress in the client when it supports work-done progress.
-    pub fn start(client: &Client, registry: &JobRegistry, title: &str, client_supports_progress: bool) -> Self {
+    pub fn start(
+        client: &Client,
+        registry: &JobRegistry,
+        title: &str,
+        client_supports_progress: bool,
+    ) -> Self {
         let id = format!("tinycoder-{}", uuid::Uuid::new_v4());
         let cancel = registry.register(&id, title);
         let (tx, rx) = mpsc::unbounded_channel();
         if client_supports_progress {
-            tokio::spawn(forward_progress(client.clone(), id.clone(), title.to_string(), rx));
+            tokio::spawn(forward_progress(
+                client.clone(),
+                id.clone(),
+                title.to_string(),
+                rx,
+            ));
         }
-        Self { id, cancel, tx: Some(tx), registry: registry.clone() }
+        Self {
+            id,
+            cancel,
+            tx: Some(tx),
+            registry: registry.clone(),
+        }
     }
 
     /// The job id (also its progress token).
@@ -106,7 +133,10 @@ impl ProgressHandle {
     /// Reports a step, with a percentage (0–100) where known.
     pub fn report(&self, message: impl Into<String>, percentage: Option<u32>) {
         if let Some(tx) = &self.tx {
-            let _ = tx.send(ProgressEvent::Report { message: message.into(), percentage: percentage.map(|p| p.min(100)) });
+            let _ = tx.send(ProgressEvent::Report {
+                message: message.into(),
+                percentage: percentage.map(|p| p.min(100)),
+            });
         }
     }
 }
@@ -119,7 +149,12 @@ impl Drop for ProgressHandle {
     }
 }
 
-async fn forward_progress(client: Client, id: String, title: String, mut rx: mpsc::UnboundedReceiver<ProgressEvent>) {
+async fn forward_progress(
+    client: Client,
+    id: String,
+    title: String,
+    mut rx: mpsc::UnboundedReceiver<ProgressEvent>,
+) {
     let token = NumberOrString::String(id.clone());
     if let Err(e) = client.create_work_done_progress(token.clone()).await {
         tracing::debug!(%id, "client refused work-done progress: {e}");
@@ -130,7 +165,10 @@ async fn forward_progress(client: Client, id: String, title: String, mut rx: mps
         let token = token.clone();
         async move {
             client
-                .send_notification::<Progress>(ProgressParams { token, value: ProgressParamsValue::WorkDone(value) })
+                .send_notification::<Progress>(ProgressParams {
+                    token,
+                    value: ProgressParamsValue::WorkDone(value),
+                })
                 .await
         }
     };
@@ -142,9 +180,16 @@ async fn forward_progress(client: Client, id: String, title: String, mut rx: mps
     }))
     .await;
     while let Some(ev) = rx.recv().await {
-        let ProgressEvent::Report { message, percentage } = ev;
-        send(WorkDoneProgress::Report(WorkDoneProgressReport { cancellable: Some(true), message: Some(message), percentage }))
-            .await;
+        let ProgressEvent::Report {
+            message,
+            percentage,
+        } = ev;
+        send(WorkDoneProgress::Report(WorkDoneProgressReport {
+            cancellable: Some(true),
+            message: Some(message),
+            percentage,
+        }))
+        .await;
     }
     send(WorkDoneProgress::End(WorkDoneProgressEnd { message: None })).await;
 }

@@ -6,7 +6,9 @@
 //! polls handler futures in arrival order, so the first poll (where all the work
 //! happens) keeps the order even though handlers run concurrently.
 
-use super::chat::{build_messages, ChatDelta, ChatDeltaParams, ChatParams, ChatResult, ChatSessions, FileContext};
+use super::chat::{
+    build_messages, ChatDelta, ChatDeltaParams, ChatParams, ChatResult, ChatSessions, FileContext,
+};
 use super::code_actions::list_actions;
 use super::commands::{self, command_names, request_failed};
 use super::convert::{to_text_change, to_text_range};
@@ -26,8 +28,12 @@ use tower_lsp_server::jsonrpc::{Error, Result};
 use tower_lsp_server::ls_types::*;
 use tower_lsp_server::{Client, LanguageServer};
 
-/// Builds the model client for a configuration (`None`: no client available in this build).
-pub type ModelClientFactory = Arc<dyn Fn(&crate::config::Config) -> Option<Arc<dyn ModelClient>> + Send + Sync>;
+/// Builds the model client for a configuration (`Err`: why there is none, for the user).
+pub type ModelClientFactory = Arc<
+    dyn Fn(&crate::config::Config) -> std::result::Result<Arc<dyn ModelClient>, String>
+        + Send
+        + Sync,
+>;
 
 /// What the server is started with.
 #[derive(Clone)]
@@ -44,7 +50,7 @@ pub struct ServerOptions {
 struct Settings {
     loaded: LoadedConfig,
     prompts: PromptLibrary,
-    model: Option<Arc<dyn ModelClient>>,
+    model: std::result::Result<Arc<dyn ModelClient>, String>,
 }
 
 /// The language server state.
@@ -134,7 +140,8 @@ impl Backend {
         let workspace = self.workspace.read().ok().and_then(|w| w.clone());
         let mut inputs = ConfigInputs::from_environment(workspace.clone());
         inputs.init_options = init_options;
-        let loaded = LoadedConfig::load(&inputs).map_err(|e| format!("tinycoder configuration not applied: {e}"))?;
+        let loaded = LoadedConfig::load(&inputs)
+            .map_err(|e| format!("tinycoder configuration not applied: {e}"))?;
         // An empty `prompts.dir` means the built-in prompts; a relative one is under the workspace.
         let dir = loaded.config.prompts.dir.trim();
         let prompt_dir = (!dir.is_empty()).then(|| {
@@ -144,10 +151,15 @@ impl Backend {
                 _ => p,
             }
         });
-        let prompts = PromptLibrary::load(prompt_dir.as_deref()).map_err(|e| format!("tinycoder prompts not applied: {e}"))?;
+        let prompts = PromptLibrary::load(prompt_dir.as_deref())
+            .map_err(|e| format!("tinycoder prompts not applied: {e}"))?;
         let model = (self.options.model_factory)(&loaded.config);
         if let Ok(mut s) = self.settings.write() {
-            *s = Some(Arc::new(Settings { loaded, prompts, model }));
+            *s = Some(Arc::new(Settings {
+                loaded,
+                prompts,
+                model,
+            }));
         }
         Ok(())
     }
@@ -163,7 +175,9 @@ impl Backend {
         let enc = self.encoding();
         let docs = self.docs.lock().map_err(lock_err)?;
         let key = uri_key(&params.text_document.uri);
-        let open = docs.get(&key).ok_or_else(|| Error::invalid_params(format!("document {key} is not open")))?;
+        let open = docs
+            .get(&key)
+            .ok_or_else(|| Error::invalid_params(format!("document {key} is not open")))?;
         Ok(DebugDocumentResult {
             uri: key,
             version: open.doc.version(),
@@ -187,17 +201,28 @@ impl Backend {
 
     /// `tinycoder/chat`: streams the reply as `tinycoder/chatDelta` notifications and returns it whole.
     pub async fn chat(&self, params: ChatParams) -> Result<ChatResult> {
-        let session_id = params.session_id.clone().unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
-        let request_id = params.request_id.clone().unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
-        let settings = self.settings().ok_or_else(|| request_failed("the server is not initialized"))?;
+        let session_id = params
+            .session_id
+            .clone()
+            .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+        let request_id = params
+            .request_id
+            .clone()
+            .unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+        let settings = self
+            .settings()
+            .ok_or_else(|| request_failed("the server is not initialized"))?;
         let file = self.file_context(&params)?;
         let history = self.chats.lock().map_err(lock_err)?.history(&session_id);
-        let (messages, context_trimmed) =
-            build_messages(&settings.loaded.config, &settings.prompts, &history, file.as_ref(), &params.message)
-                .map_err(|e| request_failed(e.to_string()))?;
-        let model = settings.model.clone().ok_or_else(|| {
-            request_failed("no model client is available in this build of tinycoder; chat needs the llm layer")
-        })?;
+        let (messages, context_trimmed) = build_messages(
+            &settings.loaded.config,
+            &settings.prompts,
+            &history,
+            file.as_ref(),
+            &params.message,
+        )
+        .map_err(|e| request_failed(e.to_string()))?;
+        let model = settings.model.clone().map_err(request_failed)?;
         // Dropping this future ($/cancelRequest) drops the guard, which cancels the model call.
         let cancel = tokio_util::sync::CancellationToken::new();
         let _guard = cancel.clone().drop_guard();
@@ -225,23 +250,40 @@ impl Backend {
             ChatMessage::user(params.message.clone()),
             ChatMessage::assistant(reply.clone()),
         );
-        Ok(ChatResult { session_id, request_id, reply, context_trimmed })
+        Ok(ChatResult {
+            session_id,
+            request_id,
+            reply,
+            context_trimmed,
+        })
     }
 
     fn file_context(&self, params: &ChatParams) -> Result<Option<FileContext>> {
-        let Some(td) = &params.text_document else { return Ok(None) };
+        let Some(td) = &params.text_document else {
+            return Ok(None);
+        };
         let enc = self.encoding();
         let docs = self.docs.lock().map_err(lock_err)?;
         let key = uri_key(&td.uri);
         let Some(open) = docs.get(&key) else {
-            return Err(Error::invalid_params(format!("document {key} is not open; open it before asking about it")));
+            return Err(Error::invalid_params(format!(
+                "document {key} is not open; open it before asking about it"
+            )));
         };
         let code = match params.range {
             Some(r) => open.doc.slice_text(to_text_range(r), enc),
             None => open.doc.text(),
         };
-        let path = td.uri.to_file_path().map(|p| p.display().to_string()).unwrap_or(key);
-        Ok(Some(FileContext { path, language: open.doc.language_id().to_string(), code }))
+        let path = td
+            .uri
+            .to_file_path()
+            .map(|p| p.display().to_string())
+            .unwrap_or(key);
+        Ok(Some(FileContext {
+            path,
+            language: open.doc.language_id().to_string(),
+            code,
+        }))
     }
 }
 
@@ -265,7 +307,12 @@ impl LanguageServer for Backend {
         if let Ok(mut e) = self.encoding.write() {
             *e = enc;
         }
-        let progress = params.capabilities.window.as_ref().and_then(|w| w.work_done_progress).unwrap_or(false);
+        let progress = params
+            .capabilities
+            .window
+            .as_ref()
+            .and_then(|w| w.work_done_progress)
+            .unwrap_or(false);
         self.progress_supported.store(progress, Ordering::Relaxed);
         let folder = params
             .workspace_folders
@@ -273,7 +320,12 @@ impl LanguageServer for Backend {
             .and_then(|f| f.first())
             .and_then(|f| f.uri.to_file_path().map(|p| p.into_owned()));
         #[allow(deprecated)]
-        let root = folder.or_else(|| params.root_uri.as_ref().and_then(|u| u.to_file_path().map(|p| p.into_owned())));
+        let root = folder.or_else(|| {
+            params
+                .root_uri
+                .as_ref()
+                .and_then(|u| u.to_file_path().map(|p| p.into_owned()))
+        });
         if let Some(root) = root {
             if let Ok(mut w) = self.workspace.write() {
                 *w = Some(root);
@@ -292,19 +344,30 @@ impl LanguageServer for Backend {
         Ok(InitializeResult {
             capabilities: ServerCapabilities {
                 position_encoding: Some(PositionEncodingKind::from(enc.as_lsp_str().to_string())),
-                text_document_sync: Some(TextDocumentSyncCapability::Options(TextDocumentSyncOptions {
-                    open_close: Some(true),
-                    change: Some(TextDocumentSyncKind::INCREMENTAL),
-                    ..Default::default()
-                })),
-                code_action_provider: Some(CodeActionProviderCapability::Options(CodeActionOptions {
-                    code_action_kinds: Some(vec![CodeActionKind::QUICKFIX, CodeActionKind::REFACTOR_REWRITE]),
-                    work_done_progress_options: WorkDoneProgressOptions { work_done_progress: Some(true) },
-                    resolve_provider: Some(true),
-                })),
+                text_document_sync: Some(TextDocumentSyncCapability::Options(
+                    TextDocumentSyncOptions {
+                        open_close: Some(true),
+                        change: Some(TextDocumentSyncKind::INCREMENTAL),
+                        ..Default::default()
+                    },
+                )),
+                code_action_provider: Some(CodeActionProviderCapability::Options(
+                    CodeActionOptions {
+                        code_action_kinds: Some(vec![
+                            CodeActionKind::QUICKFIX,
+                            CodeActionKind::REFACTOR_REWRITE,
+                        ]),
+                        work_done_progress_options: WorkDoneProgressOptions {
+                            work_done_progress: Some(true),
+                        },
+                        resolve_provider: Some(true),
+                    },
+                )),
                 execute_command_provider: Some(ExecuteCommandOptions {
                     commands: command_names(),
-                    work_done_progress_options: WorkDoneProgressOptions { work_done_progress: Some(true) },
+                    work_done_progress_options: WorkDoneProgressOptions {
+                        work_done_progress: Some(true),
+                    },
                 }),
                 document_symbol_provider: Some(OneOf::Left(true)),
                 workspace: Some(WorkspaceServerCapabilities {
@@ -316,13 +379,19 @@ impl LanguageServer for Backend {
                 }),
                 ..Default::default()
             },
-            server_info: Some(ServerInfo { name: "tinycoder".into(), version: Some(env!("CARGO_PKG_VERSION").into()) }),
+            server_info: Some(ServerInfo {
+                name: "tinycoder".into(),
+                version: Some(env!("CARGO_PKG_VERSION").into()),
+            }),
             offset_encoding: None,
         })
     }
 
     async fn initialized(&self, _: InitializedParams) {
-        tracing::info!(encoding = self.encoding().as_lsp_str(), "tinycoder language server initialized");
+        tracing::info!(
+            encoding = self.encoding().as_lsp_str(),
+            "tinycoder language server initialized"
+        );
     }
 
     async fn shutdown(&self) -> Result<()> {
@@ -334,16 +403,31 @@ impl LanguageServer for Backend {
         let td = params.text_document;
         let path = td.uri.to_file_path().map(|p| p.into_owned());
         match self.docs.lock() {
-            Ok(mut docs) => docs.open(&uri_key(&td.uri), path.as_deref(), &td.language_id, td.version, &td.text),
+            Ok(mut docs) => docs.open(
+                &uri_key(&td.uri),
+                path.as_deref(),
+                &td.language_id,
+                td.version,
+                &td.text,
+            ),
             Err(_) => tracing::error!("document store unavailable; didOpen dropped"),
         }
     }
 
     async fn did_change(&self, params: DidChangeTextDocumentParams) {
         let enc = self.encoding();
-        let changes: Vec<_> = params.content_changes.into_iter().map(to_text_change).collect();
+        let changes: Vec<_> = params
+            .content_changes
+            .into_iter()
+            .map(to_text_change)
+            .collect();
         match self.docs.lock() {
-            Ok(mut docs) => docs.change(&uri_key(&params.text_document.uri), params.text_document.version, &changes, enc),
+            Ok(mut docs) => docs.change(
+                &uri_key(&params.text_document.uri),
+                params.text_document.version,
+                &changes,
+                enc,
+            ),
             Err(_) => tracing::error!("document store unavailable; didChange dropped"),
         }
     }
@@ -373,15 +457,24 @@ impl LanguageServer for Backend {
                 }
                 tracing::info!("configuration reloaded");
             }
-            Err(message) => self.show_error_later(format!("{message}; keeping the previous configuration")),
+            Err(message) => {
+                self.show_error_later(format!("{message}; keeping the previous configuration"))
+            }
         }
     }
 
     async fn did_change_workspace_folders(&self, params: DidChangeWorkspaceFoldersParams) {
-        tracing::info!(added = params.event.added.len(), removed = params.event.removed.len(), "workspace folders changed");
+        tracing::info!(
+            added = params.event.added.len(),
+            removed = params.event.removed.len(),
+            "workspace folders changed"
+        );
     }
 
-    async fn document_symbol(&self, params: DocumentSymbolParams) -> Result<Option<DocumentSymbolResponse>> {
+    async fn document_symbol(
+        &self,
+        params: DocumentSymbolParams,
+    ) -> Result<Option<DocumentSymbolResponse>> {
         let enc = self.encoding();
         let mut docs = self.docs.lock().map_err(lock_err)?;
         let key = uri_key(&params.text_document.uri);
@@ -389,7 +482,9 @@ impl LanguageServer for Backend {
             return Err(Error::invalid_params(format!("document {key} is not open")));
         };
         let (symbols, _) = open.symbols();
-        Ok(Some(DocumentSymbolResponse::Nested(outline(&open.doc, &symbols, enc))))
+        Ok(Some(DocumentSymbolResponse::Nested(outline(
+            &open.doc, &symbols, enc,
+        ))))
     }
 
     async fn code_action(&self, params: CodeActionParams) -> Result<Option<CodeActionResponse>> {

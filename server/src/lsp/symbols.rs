@@ -47,7 +47,9 @@ pub fn outline(doc: &Document, symbols: &[Symbol], enc: PositionEncoding) -> Vec
     let mut roots = Vec::new();
     // Children come after their parents, so walking backwards finishes each child first.
     for i in (0..symbols.len()).rev() {
-        let Some(node) = nodes[i].take() else { continue };
+        let Some(node) = nodes[i].take() else {
+            continue;
+        };
         match symbols[i].parent.filter(|p| *p < i) {
             Some(p) => {
                 if let Some(parent) = nodes[p].as_mut() {

@@ -12,7 +12,9 @@ use tokio::sync::mpsc;
 const MAX_HEADER_BYTES: usize = 8 * 1024;
 
 /// One complete `Content-Length` frame body read from `r`; `Ok(None)` at end of input.
-async fn read_frame<R: AsyncRead + Unpin>(r: &mut BufReader<R>) -> std::io::Result<Option<Result<Vec<u8>, String>>> {
+async fn read_frame<R: AsyncRead + Unpin>(
+    r: &mut BufReader<R>,
+) -> std::io::Result<Option<Result<Vec<u8>, String>>> {
     let mut len: Option<usize> = None;
     let mut header_bytes = 0;
     let mut saw_header = false;
@@ -40,7 +42,11 @@ async fn read_frame<R: AsyncRead + Unpin>(r: &mut BufReader<R>) -> std::io::Resu
             return Ok(Some(Err("header block too long".into())));
         }
     }
-    let Some(len) = len else { return Ok(Some(Err("frame without a valid Content-Length header".into()))) };
+    let Some(len) = len else {
+        return Ok(Some(Err(
+            "frame without a valid Content-Length header".into()
+        )));
+    };
     let mut body = vec![0; len];
     r.read_exact(&mut body).await?;
     Ok(Some(Ok(body)))
@@ -50,18 +56,33 @@ async fn read_frame<R: AsyncRead + Unpin>(r: &mut BufReader<R>) -> std::io::Resu
 fn check_body(body: &[u8]) -> Option<Value> {
     let value: Value = match serde_json::from_slice(body) {
         Ok(v) => v,
-        Err(e) => return Some(error_response(Value::Null, -32700, &format!("Parse error: {e}"))),
+        Err(e) => {
+            return Some(error_response(
+                Value::Null,
+                -32700,
+                &format!("Parse error: {e}"),
+            ))
+        }
     };
     let Some(obj) = value.as_object() else {
-        return Some(error_response(Value::Null, -32600, "Invalid request: expected a JSON-RPC object"));
+        return Some(error_response(
+            Value::Null,
+            -32600,
+            "Invalid request: expected a JSON-RPC object",
+        ));
     };
     let id = obj.get("id").cloned().unwrap_or(Value::Null);
     let valid_id = matches!(id, Value::Null | Value::Number(_) | Value::String(_));
     let is_request = obj.get("method").is_some_and(Value::is_string);
-    let is_response = obj.contains_key("id") && (obj.contains_key("result") || obj.contains_key("error"));
+    let is_response =
+        obj.contains_key("id") && (obj.contains_key("result") || obj.contains_key("error"));
     if obj.get("jsonrpc") != Some(&json!("2.0")) || !valid_id || !(is_request || is_response) {
         let id = if valid_id { id } else { Value::Null };
-        return Some(error_response(id, -32600, "Invalid request: not a JSON-RPC 2.0 message"));
+        return Some(error_response(
+            id,
+            -32600,
+            "Invalid request: not a JSON-RPC 2.0 message",
+        ));
     }
     None
 }
@@ -93,7 +114,10 @@ where
                     }
                 }
                 Some(err) => {
-                    tracing::warn!("malformed JSON-RPC message answered with an error: {}", err["error"]["message"]);
+                    tracing::warn!(
+                        "malformed JSON-RPC message answered with an error: {}",
+                        err["error"]["message"]
+                    );
                     let _ = errors.send(frame(&serde_json::to_vec(&err).unwrap_or_default()));
                 }
             },
@@ -112,7 +136,10 @@ where
 }
 
 /// Forwards whole frames written by the server on `from_server` to `out`; sends an empty frame at the end.
-pub async fn forward_server_frames<R: AsyncRead + Unpin>(from_server: R, out: mpsc::UnboundedSender<Vec<u8>>) {
+pub async fn forward_server_frames<R: AsyncRead + Unpin>(
+    from_server: R,
+    out: mpsc::UnboundedSender<Vec<u8>>,
+) {
     let mut reader = BufReader::new(from_server);
     loop {
         match read_frame(&mut reader).await {
@@ -129,7 +156,10 @@ pub async fn forward_server_frames<R: AsyncRead + Unpin>(from_server: R, out: mp
 }
 
 /// Writes frames from `frames` to `output` one whole frame at a time, until the empty end marker.
-pub async fn write_frames<W: AsyncWrite + Unpin>(mut frames: mpsc::UnboundedReceiver<Vec<u8>>, mut output: W) {
+pub async fn write_frames<W: AsyncWrite + Unpin>(
+    mut frames: mpsc::UnboundedReceiver<Vec<u8>>,
+    mut output: W,
+) {
     while let Some(bytes) = frames.recv().await {
         if bytes.is_empty() {
             break;
@@ -150,9 +180,15 @@ mod tests {
         assert!(check_body(br#"{"jsonrpc":"2.0","id":1,"method":"x"}"#).is_none());
         assert!(check_body(br#"{"jsonrpc":"2.0","method":"x"}"#).is_none());
         assert!(check_body(br#"{"jsonrpc":"2.0","id":1,"result":null}"#).is_none());
-        assert_eq!(check_body(b"{not json").unwrap()["error"]["code"], json!(-32700));
+        assert_eq!(
+            check_body(b"{not json").unwrap()["error"]["code"],
+            json!(-32700)
+        );
         assert_eq!(check_body(b"[]").unwrap()["error"]["code"], json!(-32600));
         let e = check_body(br#"{"jsonrpc":"2.0","id":7}"#).unwrap();
-        assert_eq!((e["id"].clone(), e["error"]["code"].clone()), (json!(7), json!(-32600)));
+        assert_eq!(
+            (e["id"].clone(), e["error"]["code"].clone()),
+            (json!(7), json!(-32600))
+        );
     }
 }

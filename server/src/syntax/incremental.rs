@@ -16,7 +16,11 @@ pub struct IncrementalTree {
 impl IncrementalTree {
     /// A tree for `lang`, parsed on first use.
     pub fn new(lang: &'static LanguageSpec) -> Self {
-        Self { parser: SyntaxParser::new(lang), tree: None, stale: true }
+        Self {
+            parser: SyntaxParser::new(lang),
+            tree: None,
+            stale: true,
+        }
     }
 
     /// The language.
@@ -77,7 +81,10 @@ mod tests {
         let mut tree = IncrementalTree::new(py);
         assert!(tree.tree(doc.rope()).is_some());
         let change = TextChange {
-            range: Some(TextRange::new(TextPosition::new(2, 0), TextPosition::new(2, 0))),
+            range: Some(TextRange::new(
+                TextPosition::new(2, 0),
+                TextPosition::new(2, 0),
+            )),
             text: "class Ärger:\n    def g(self):\n        pass\n".into(),
         };
         let edits = doc.apply_changes(&[change], PositionEncoding::Utf16, 2);
@@ -87,6 +94,9 @@ mod tests {
         let fresh = crate::syntax::parse(py, &text).unwrap();
         assert_eq!(incremental, fresh.root_node().to_sexp());
         let syms = extract_symbols(py, tree.tree(doc.rope()).unwrap(), text.as_bytes());
-        assert_eq!(syms.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(), ["f", "Ärger", "g"]);
+        assert_eq!(
+            syms.iter().map(|s| s.name.as_str()).collect::<Vec<_>>(),
+            ["f", "Ärger", "g"]
+        );
     }
 }

@@ -14,7 +14,9 @@ impl SyntaxParser {
     pub fn new(lang: &'static LanguageSpec) -> Self {
         let mut parser = Parser::new();
         // Grammars are compiled in with a matching ABI; a mismatch is a build bug.
-        parser.set_language(&(lang.grammar)()).expect("tree-sitter grammar ABI matches the tree-sitter crate");
+        parser
+            .set_language(&(lang.grammar)())
+            .expect("tree-sitter grammar ABI matches the tree-sitter crate");
         Self { parser, lang }
     }
 
@@ -29,7 +31,11 @@ impl SyntaxParser {
     }
 
     /// Parses text supplied in chunks by `read(byte_offset, point)`, reusing `old`.
-    pub fn parse_with<T: AsRef<[u8]>, F: FnMut(usize, Point) -> T>(&mut self, read: &mut F, old: Option<&Tree>) -> Option<Tree> {
+    pub fn parse_with<T: AsRef<[u8]>, F: FnMut(usize, Point) -> T>(
+        &mut self,
+        read: &mut F,
+        old: Option<&Tree>,
+    ) -> Option<Tree> {
         self.parser.parse_with_options(read, old, None)
     }
 }
@@ -63,7 +69,10 @@ pub fn syntax_errors(tree: &Tree, text: &[u8], limit: usize) -> Vec<SyntaxError>
         let node = cursor.node();
         if visit && node.has_error() {
             if node.is_error() || node.is_missing() {
-                let snippet: String = String::from_utf8_lossy(&text[node.byte_range()]).chars().take(40).collect();
+                let snippet: String = String::from_utf8_lossy(&text[node.byte_range()])
+                    .chars()
+                    .take(40)
+                    .collect();
                 out.push(SyntaxError {
                     start: node.start_position(),
                     end: node.end_position(),

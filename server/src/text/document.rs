@@ -25,7 +25,12 @@ pub struct Document {
 impl Document {
     /// A document with `text` at `version`, in the editor's `language_id`.
     pub fn new(text: &str, version: i32, language_id: impl Into<String>) -> Self {
-        Self { rope: Rope::from_str(text), version, language_id: language_id.into(), has_lone_cr: has_lone_cr(text) }
+        Self {
+            rope: Rope::from_str(text),
+            version,
+            language_id: language_id.into(),
+            has_lone_cr: has_lone_cr(text),
+        }
     }
 
     /// The rope.
@@ -61,7 +66,11 @@ impl Document {
     /// Char index where the content of `line` ends (before its line break).
     fn line_content_end(&self, line: usize) -> usize {
         let start = self.rope.line_to_char(line);
-        let next = if line + 1 < self.rope.len_lines() { self.rope.line_to_char(line + 1) } else { self.rope.len_chars() };
+        let next = if line + 1 < self.rope.len_lines() {
+            self.rope.line_to_char(line + 1)
+        } else {
+            self.rope.len_chars()
+        };
         let mut end = next;
         if end > start && self.rope.char(end - 1) == '\n' {
             end -= 1;
@@ -78,7 +87,11 @@ impl Document {
     pub fn position_to_char(&self, pos: TextPosition, enc: PositionEncoding) -> usize {
         let line = pos.line as usize;
         if line >= self.rope.len_lines() {
-            tracing::warn!(line, lines = self.rope.len_lines(), "position past the end of the document; clamped to its end");
+            tracing::warn!(
+                line,
+                lines = self.rope.len_lines(),
+                "position past the end of the document; clamped to its end"
+            );
             return self.rope.len_chars();
         }
         let start = self.rope.line_to_char(line);
@@ -104,7 +117,11 @@ impl Document {
             }
         };
         if idx > end {
-            tracing::debug!(line, character = col, "position past the end of its line; clamped");
+            tracing::debug!(
+                line,
+                character = col,
+                "position past the end of its line; clamped"
+            );
             return end;
         }
         idx
@@ -113,7 +130,11 @@ impl Document {
     /// The position of char index `idx` (clamped to the end of the text).
     pub fn char_to_position(&self, idx: usize, enc: PositionEncoding) -> TextPosition {
         let idx = if idx > self.rope.len_chars() {
-            tracing::warn!(idx, len = self.rope.len_chars(), "char index past the end; clamped");
+            tracing::warn!(
+                idx,
+                len = self.rope.len_chars(),
+                "char index past the end; clamped"
+            );
             self.rope.len_chars()
         } else {
             idx
@@ -123,7 +144,9 @@ impl Document {
         let character = match enc {
             PositionEncoding::Utf32 => idx - start,
             PositionEncoding::Utf8 => self.rope.char_to_byte(idx) - self.rope.char_to_byte(start),
-            PositionEncoding::Utf16 => self.rope.char_to_utf16_cu(idx) - self.rope.char_to_utf16_cu(start),
+            PositionEncoding::Utf16 => {
+                self.rope.char_to_utf16_cu(idx) - self.rope.char_to_utf16_cu(start)
+            }
         };
         TextPosition::new(to_u32(line), to_u32(character))
     }
@@ -164,9 +187,18 @@ impl Document {
 
     /// Applies `changes` in order (as one `didChange`), sets `version`, and returns the
     /// tree-sitter edits to apply, in order, to a tree of the old text.
-    pub fn apply_changes(&mut self, changes: &[TextChange], enc: PositionEncoding, version: i32) -> Vec<InputEdit> {
+    pub fn apply_changes(
+        &mut self,
+        changes: &[TextChange],
+        enc: PositionEncoding,
+        version: i32,
+    ) -> Vec<InputEdit> {
         if version <= self.version {
-            tracing::warn!(old = self.version, new = version, "didChange version does not increase; applied anyway");
+            tracing::warn!(
+                old = self.version,
+                new = version,
+                "didChange version does not increase; applied anyway"
+            );
         }
         let edits = changes.iter().map(|c| self.apply_change(c, enc)).collect();
         self.version = version;
@@ -195,7 +227,12 @@ impl Document {
         // A `\r` right before the edit or inserted can make (or unmake) a lone CR.
         let touches_cr = change.text.contains('\r')
             || (start_char > 0 && self.rope.char(start_char - 1) == '\r')
-            || (self.has_lone_cr && self.rope.slice(start_char..end_char).chars().any(|c| c == '\r'));
+            || (self.has_lone_cr
+                && self
+                    .rope
+                    .slice(start_char..end_char)
+                    .chars()
+                    .any(|c| c == '\r'));
         self.rope.remove(start_char..end_char);
         self.rope.insert(start_char, &change.text);
         if touches_cr {
@@ -226,7 +263,9 @@ fn to_u32(n: usize) -> u32 {
 
 fn has_lone_cr(text: &str) -> bool {
     let b = text.as_bytes();
-    b.iter().enumerate().any(|(i, &c)| c == b'\r' && b.get(i + 1) != Some(&b'\n'))
+    b.iter()
+        .enumerate()
+        .any(|(i, &c)| c == b'\r' && b.get(i + 1) != Some(&b'\n'))
 }
 
 fn rope_has_lone_cr(rope: &Rope) -> bool {
@@ -270,7 +309,13 @@ mod tests {
         assert_eq!(d.position_to_char(p(1, 0), Utf16), 2);
         assert_eq!(d.byte_to_point(4), Point::new(1, 0));
         assert_eq!(d.byte_to_point(2), Point::new(0, 2));
-        let e = d.apply_change(&TextChange { range: Some(TextRange::new(p(0, 1), p(1, 0))), text: "\r\n".into() }, Utf16);
+        let e = d.apply_change(
+            &TextChange {
+                range: Some(TextRange::new(p(0, 1), p(1, 0))),
+                text: "\r\n".into(),
+            },
+            Utf16,
+        );
         assert_eq!(d.text(), "a\r\nb\nc");
         assert_eq!(e.new_end_position, Point::new(1, 0));
     }

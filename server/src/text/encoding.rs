@@ -40,7 +40,10 @@ impl PositionEncoding {
         if offered.iter().any(|o| o == "utf-8") {
             return Self::Utf8;
         }
-        offered.iter().find_map(|o| Self::from_lsp_str(o)).unwrap_or(Self::Utf16)
+        offered
+            .iter()
+            .find_map(|o| Self::from_lsp_str(o))
+            .unwrap_or(Self::Utf16)
     }
 
     /// Code units of `c` in this encoding.
@@ -54,7 +57,9 @@ impl PositionEncoding {
 }
 
 /// A 0-based line and a `character` offset counted in a [`PositionEncoding`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default,
+)]
 pub struct TextPosition {
     pub line: u32,
     pub character: u32,

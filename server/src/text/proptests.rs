@@ -40,7 +40,9 @@ impl NaiveLines {
     }
 
     fn to_char(&self, pos: TextPosition, enc: PositionEncoding) -> usize {
-        let Some(&(start, len)) = self.lines.get(pos.line as usize) else { return self.chars.len() };
+        let Some(&(start, len)) = self.lines.get(pos.line as usize) else {
+            return self.chars.len();
+        };
         let mut units = 0;
         for i in start..start + len {
             let w = enc.len_of(self.chars[i]);
@@ -77,7 +79,11 @@ fn text_strategy() -> impl Strategy<Value = String> {
 }
 
 fn enc_strategy() -> impl Strategy<Value = PositionEncoding> {
-    prop_oneof![Just(PositionEncoding::Utf8), Just(PositionEncoding::Utf16), Just(PositionEncoding::Utf32)]
+    prop_oneof![
+        Just(PositionEncoding::Utf8),
+        Just(PositionEncoding::Utf16),
+        Just(PositionEncoding::Utf32)
+    ]
 }
 
 proptest! {

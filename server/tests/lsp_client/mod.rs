@@ -71,7 +71,14 @@ impl LspClient {
                 }
             }
         });
-        Self { child, stdin, rx, next_id: 0, inbox: VecDeque::new(), _dirs: dirs }
+        Self {
+            child,
+            stdin,
+            rx,
+            next_id: 0,
+            inbox: VecDeque::new(),
+            _dirs: dirs,
+        }
     }
 
     /// The server's process id.
@@ -128,7 +135,9 @@ impl LspClient {
         let deadline = Instant::now() + ANSWER_TIMEOUT;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
-            let msg = self.recv(left).unwrap_or_else(|| panic!("no response to request {id} (server hung or died)"));
+            let msg = self
+                .recv(left)
+                .unwrap_or_else(|| panic!("no response to request {id} (server hung or died)"));
             if msg.get("id") == Some(&json!(id)) && msg.get("method").is_none() {
                 return match msg.get("error") {
                     Some(e) => Err(e.clone()),
@@ -176,7 +185,8 @@ impl LspClient {
 
     /// `shutdown` then `exit`; returns the process's exit status.
     pub fn shutdown_and_exit(mut self) -> ExitStatus {
-        self.request("shutdown", Value::Null).expect("shutdown succeeds");
+        self.request("shutdown", Value::Null)
+            .expect("shutdown succeeds");
         self.notify("exit", Value::Null);
         self.wait_exit()
     }
@@ -254,7 +264,10 @@ impl MirrorDoc {
         let lines = self.lines();
         let line = lines.iter().rposition(|(s, _)| *s <= idx).unwrap_or(0);
         let start = lines[line].0;
-        let col: usize = chars[start..idx].iter().map(|c| units(*c, &self.encoding)).sum();
+        let col: usize = chars[start..idx]
+            .iter()
+            .map(|c| units(*c, &self.encoding))
+            .sum();
         (line as u32, col as u32)
     }
 
@@ -268,7 +281,8 @@ impl MirrorDoc {
         let (sl, sc) = self.position(a);
         let (el, ec) = self.position(b);
         let chars: Vec<char> = self.text.chars().collect();
-        self.text = chars[..a].iter().collect::<String>() + insert + &chars[b..].iter().collect::<String>();
+        self.text =
+            chars[..a].iter().collect::<String>() + insert + &chars[b..].iter().collect::<String>();
         json!({"range": {"start": {"line": sl, "character": sc}, "end": {"line": el, "character": ec}}, "text": insert})
     }
 }
