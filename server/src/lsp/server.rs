@@ -86,6 +86,16 @@ pub struct DebugDocumentResult {
     pub has_syntax_tree: bool,
 }
 
+/// Options that mean "nothing set": null, `[]` (how Neovim encodes an empty Lua table) or `{}`.
+fn meaningful_options(v: Option<Value>) -> Option<Value> {
+    v.filter(|v| match v {
+        Value::Null => false,
+        Value::Array(a) => !a.is_empty(),
+        Value::Object(o) => !o.is_empty(),
+        _ => true,
+    })
+}
+
 fn uri_key(uri: &Uri) -> String {
     uri.as_str().to_string()
 }
@@ -331,10 +341,11 @@ impl LanguageServer for Backend {
                 *w = Some(root);
             }
         }
+        let init_options = meaningful_options(params.initialization_options.clone());
         if let Ok(mut o) = self.init_options.lock() {
-            *o = params.initialization_options.clone();
+            *o = init_options.clone();
         }
-        if let Err(message) = self.load_settings(params.initialization_options.clone()) {
+        if let Err(message) = self.load_settings(init_options) {
             // Start anyway on the defaults, and say why.
             self.show_error_later(format!("{message}; using the defaults"));
             if let Err(e) = self.load_settings(None) {
@@ -441,10 +452,8 @@ impl LanguageServer for Backend {
     async fn did_change_configuration(&self, params: DidChangeConfigurationParams) {
         // Settings may come wrapped in a "tinycoder" section (VS Code style) or bare.
         let settings = match params.settings {
-            Value::Object(mut m) if m.contains_key("tinycoder") => m.remove("tinycoder"),
-            Value::Null => None,
-            Value::Object(m) if m.is_empty() => None,
-            other => Some(other),
+            Value::Object(mut m) if m.contains_key("tinycoder") => meaningful_options(m.remove("tinycoder")),
+            other => meaningful_options(Some(other)),
         };
         let options = match settings {
             Some(s) => Some(s),
