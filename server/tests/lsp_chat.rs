@@ -159,3 +159,64 @@ fn model_server_down_is_a_clear_error_and_the_server_stays_up() {
     assert!(err["message"].as_str().unwrap().contains("not open"));
     assert!(client.shutdown_and_exit().success());
 }
+
+#[test]
+fn cancelling_the_progress_stops_the_chat() {
+    require_ollama();
+    let mut client = LspClient::spawn();
+    client.initialize(&[], chat_options());
+    let id = client.request_async(
+        "tinycoder/chat",
+        json!({"requestId": "p",
+        "message": "Write a long story about a robot who learns to paint. At least 500 words."}),
+    );
+    // The server creates a progress (answered by the client helper) and reports as deltas arrive.
+    let deadline = std::time::Instant::now() + lsp_client::ANSWER_TIMEOUT;
+    let token = loop {
+        let m = client.recv(Duration::from_secs(5));
+        if let Some(m) = m {
+            assert!(
+                m.get("id") != Some(&json!(id)),
+                "chat finished before it could be cancelled: {m}"
+            );
+            if m["method"] == json!("$/progress") && m["params"]["value"]["kind"] == json!("report")
+            {
+                break m["params"]["token"].clone();
+            }
+            client.inbox.push_back(m);
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no progress report arrived"
+        );
+    };
+    assert!(client
+        .inbox
+        .iter()
+        .any(|m| m["method"] == json!("window/workDoneProgress/create")));
+    assert!(client
+        .inbox
+        .iter()
+        .any(|m| m["method"] == json!("$/progress")
+            && m["params"]["value"]["kind"] == json!("begin")));
+    client.notify("window/workDoneProgress/cancel", json!({"token": token}));
+    let err = client.wait_response(id).unwrap_err();
+    assert_eq!(
+        err["code"],
+        json!(-32800),
+        "expected RequestCancelled: {err}"
+    );
+    // The progress ends.
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while !client
+        .inbox
+        .iter()
+        .any(|m| m["method"] == json!("$/progress") && m["params"]["value"]["kind"] == json!("end"))
+    {
+        if let Some(m) = client.recv(Duration::from_millis(200)) {
+            client.inbox.push_back(m);
+        }
+        assert!(std::time::Instant::now() < deadline, "progress did not end");
+    }
+    assert!(client.shutdown_and_exit().success());
+}

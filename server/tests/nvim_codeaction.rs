@@ -6,14 +6,20 @@ use std::time::{Duration, Instant};
 
 #[test]
 fn neovim_lists_the_tinycoder_quickfix() {
-    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf();
+    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf();
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("calc.py");
     std::fs::write(&file, "def f(a):\n    return a + b\n").unwrap();
     let out = dir.path().join("nvim-out.txt");
     let mut child = Command::new("nvim")
         .args(["--headless", "-u", "NONE", "-i", "NONE", "-c"])
-        .arg(format!("luafile {}", repo.join("server/tests/nvim/codeaction.lua").display()))
+        .arg(format!(
+            "luafile {}",
+            repo.join("server/tests/nvim/codeaction.lua").display()
+        ))
         .env("TINYCODER_BIN", env!("CARGO_BIN_EXE_tinycoder"))
         .env("TINYCODER_FILE", &file)
         .env("TINYCODER_PLUGIN", repo.join("editors/nvim"))
@@ -25,7 +31,9 @@ fn neovim_lists_the_tinycoder_quickfix() {
         .env("XDG_CACHE_HOME", dir.path().join("xdgcache"))
         .current_dir(dir.path())
         .spawn()
-        .unwrap_or_else(|e| panic!("cannot run nvim ({e}); install Neovim (Debian: apt-get install -y neovim)"));
+        .unwrap_or_else(|e| {
+            panic!("cannot run nvim ({e}); install Neovim (Debian: apt-get install -y neovim)")
+        });
     let deadline = Instant::now() + Duration::from_secs(120);
     loop {
         if child.try_wait().unwrap().is_some() {
@@ -33,7 +41,10 @@ fn neovim_lists_the_tinycoder_quickfix() {
         }
         if Instant::now() > deadline {
             let _ = child.kill();
-            panic!("nvim did not finish; output so far:\n{}", std::fs::read_to_string(&out).unwrap_or_default());
+            panic!(
+                "nvim did not finish; output so far:\n{}",
+                std::fs::read_to_string(&out).unwrap_or_default()
+            );
         }
         std::thread::sleep(Duration::from_millis(50));
     }
@@ -46,6 +57,9 @@ fn neovim_lists_the_tinycoder_quickfix() {
         text.contains("ACTION\ttinycoder: fix \"b\" is not defined\tquickfix\ttrue\ttinycoder.fix"),
         "no tinycoder quick-fix in:\n{text}"
     );
-    assert!(text.contains("ACTION\ttinycoder: explain\trefactor.rewrite"), "{text}");
+    assert!(
+        text.contains("ACTION\ttinycoder: explain\trefactor.rewrite"),
+        "{text}"
+    );
     assert!(text.trim_end().ends_with("DONE"), "{text}");
 }

@@ -13,7 +13,7 @@ use super::code_actions::list_actions;
 use super::commands::{self, command_names, request_failed};
 use super::convert::{to_text_change, to_text_range};
 use super::documents::DocumentStore;
-use super::progress::JobRegistry;
+use super::progress::{JobRegistry, ProgressHandle};
 use super::symbols::outline;
 use crate::config::{ConfigInputs, LoadedConfig, ModelRole, PromptLibrary};
 use crate::llm::{ChatMessage, ChatRequest, LlmError, ModelClient};
@@ -233,20 +233,33 @@ impl Backend {
         )
         .map_err(|e| request_failed(e.to_string()))?;
         let model = settings.model.clone().map_err(request_failed)?;
-        // Dropping this future ($/cancelRequest) drops the guard, which cancels the model call.
-        let cancel = tokio_util::sync::CancellationToken::new();
+        // Dropping this future ($/cancelRequest) drops the guard, which cancels the model call;
+        // cancelling the progress (window/workDoneProgress/cancel or tinycoder.cancel) stops it too.
+        let progress = ProgressHandle::start(
+            &self.client,
+            &self.jobs,
+            "tinycoder: chat",
+            self.progress_supported(),
+        );
+        let cancel = progress.cancel_token();
         let _guard = cancel.clone().drop_guard();
-        let mut stream = model
-            .chat_stream(ChatRequest::new(ModelRole::Coder, messages), cancel.clone())
-            .await
-            .map_err(|e| llm_error(&e))?;
+        let mut stream = tokio::select! {
+            s = model.chat_stream(ChatRequest::new(ModelRole::Coder, messages), cancel.clone()) => s.map_err(|e| llm_error(&e))?,
+            _ = cancel.cancelled() => return Err(Error::request_cancelled()),
+        };
         let mut reply = String::new();
-        while let Some(delta) = stream.next().await {
+        loop {
+            let delta = tokio::select! {
+                d = stream.next() => d,
+                _ = cancel.cancelled() => return Err(Error::request_cancelled()),
+            };
+            let Some(delta) = delta else { break };
             let delta = delta.map_err(|e| llm_error(&e))?;
             if delta.is_empty() {
                 continue;
             }
             reply.push_str(&delta);
+            progress.report(format!("{} characters", reply.chars().count()), None);
             self.client
                 .send_notification::<ChatDelta>(ChatDeltaParams {
                     session_id: session_id.clone(),
@@ -452,7 +465,9 @@ impl LanguageServer for Backend {
     async fn did_change_configuration(&self, params: DidChangeConfigurationParams) {
         // Settings may come wrapped in a "tinycoder" section (VS Code style) or bare.
         let settings = match params.settings {
-            Value::Object(mut m) if m.contains_key("tinycoder") => meaningful_options(m.remove("tinycoder")),
+            Value::Object(mut m) if m.contains_key("tinycoder") => {
+                meaningful_options(m.remove("tinycoder"))
+            }
             other => meaningful_options(Some(other)),
         };
         let options = match settings {
