@@ -4,10 +4,12 @@
 //! Architecture invariant: positions here are tree-sitter bytes and points
 //! (row, byte column); conversion to LSP units happens in `text`/`lsp`.
 
+mod incremental;
 mod lang;
 mod parse;
 mod symbols;
 
+pub use incremental::{parse_rope, IncrementalTree};
 pub use lang::{language_by_name, language_for_path, LanguageSpec, LANGUAGES};
 pub use parse::{parse, syntax_errors, SyntaxError, SyntaxParser};
 pub use symbols::{extract_symbols, Symbol, SymbolKind};

@@ -27,6 +27,15 @@ impl SyntaxParser {
     pub fn parse(&mut self, text: &[u8], old: Option<&Tree>) -> Option<Tree> {
         self.parser.parse(text, old)
     }
+
+    /// Parses text supplied in chunks by `read(byte_offset, point)`, reusing `old`.
+    pub fn parse_with<T: AsRef<[u8]>, F: FnMut(usize, Point) -> T>(
+        &mut self,
+        read: &mut F,
+        old: Option<&Tree>,
+    ) -> Option<Tree> {
+        self.parser.parse_with_options(read, old, None)
+    }
 }
 
 /// Parses `text` from scratch.

@@ -1,0 +1,184 @@
+//! `tinycoder/chat`: a streamed chat with the coder model about the current file
+//! or selection; turns kept per session in memory.
+
+use crate::config::{Config, ModelRole, PromptId, PromptLibrary};
+use crate::llm::ChatMessage;
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use tower_lsp_server::ls_types::{notification::Notification, Range, TextDocumentIdentifier};
+
+/// Parameters of `tinycoder/chat`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChatParams {
+    /// The session to continue; a new one is started when absent.
+    pub session_id: Option<String>,
+    /// The id put on this reply's deltas; generated when absent.
+    pub request_id: Option<String>,
+    pub message: String,
+    /// The file the user is looking at.
+    pub text_document: Option<TextDocumentIdentifier>,
+    /// The selection in that file; the whole file when absent.
+    pub range: Option<Range>,
+}
+
+/// Result of `tinycoder/chat`.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChatResult {
+    pub session_id: String,
+    pub request_id: String,
+    pub reply: String,
+    /// Whether the file context was shortened to fit the model's context window.
+    pub context_trimmed: bool,
+}
+
+/// Parameters of the `tinycoder/chatDelta` notification.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChatDeltaParams {
+    pub session_id: String,
+    pub request_id: String,
+    pub delta: String,
+}
+
+/// The `tinycoder/chatDelta` notification: one piece of a streamed reply.
+pub enum ChatDelta {}
+
+impl Notification for ChatDelta {
+    type Params = ChatDeltaParams;
+    const METHOD: &'static str = "tinycoder/chatDelta";
+}
+
+/// Chat sessions and their turns (in memory; persisted once the store lands).
+#[derive(Default)]
+pub struct ChatSessions {
+    sessions: HashMap<String, Vec<ChatMessage>>,
+}
+
+impl ChatSessions {
+    /// The turns of `id` so far.
+    pub fn history(&self, id: &str) -> Vec<ChatMessage> {
+        self.sessions.get(id).cloned().unwrap_or_default()
+    }
+
+    /// Appends a finished exchange.
+    pub fn record(&mut self, id: &str, user: ChatMessage, assistant: ChatMessage) {
+        let turns = self.sessions.entry(id.to_string()).or_default();
+        turns.push(user);
+        turns.push(assistant);
+    }
+}
+
+/// The file (or selection) the user is looking at.
+pub struct FileContext {
+    pub path: String,
+    pub language: String,
+    pub code: String,
+}
+
+/// Estimated tokens of `text`, over-counting (chars / `budget.chars_per_token`, rounded up).
+fn estimate_tokens(text: &str, config: &Config) -> usize {
+    (text.chars().count() as f32 / config.budget.chars_per_token).ceil() as usize
+}
+
+/// Builds the messages of one chat turn within the coder's context window:
+/// system prompt, as many recent turns as fit, the file context (code trimmed to
+/// whole lines to fit), and the user's message. Returns the messages and whether
+/// anything was trimmed. The one place a budgeted context builder would replace.
+pub fn build_messages(
+    config: &Config,
+    prompts: &PromptLibrary,
+    history: &[ChatMessage],
+    file: Option<&FileContext>,
+    message: &str,
+) -> Result<(Vec<ChatMessage>, bool), crate::llm::LlmError> {
+    let model = config.models.get(ModelRole::Coder);
+    let system = prompts.render(PromptId::CHAT_SYSTEM, &[])?;
+    let total = model.num_ctx as usize;
+    let reserved = (config.budget.reserved_output_tokens + config.budget.safety_margin_tokens) as usize;
+    let fixed = estimate_tokens(&system, config) + estimate_tokens(message, config);
+    let mut available = total.saturating_sub(reserved);
+    if fixed > available {
+        return Err(crate::llm::LlmError::OverBudget {
+            role: "coder".into(),
+            model: model.name.clone(),
+            needed: fixed + reserved,
+            num_ctx: model.num_ctx,
+            reserved: reserved as u32,
+        });
+    }
+    available -= fixed;
+    let mut trimmed = false;
+    let mut user = message.to_string();
+    if let Some(f) = file {
+        let frame = prompts
+            .render(PromptId::CHAT_FILE_CONTEXT, &[("path", &f.path), ("language", &f.language), ("code", "")])?;
+        let frame_tokens = estimate_tokens(&frame, config);
+        if frame_tokens < available {
+            let mut code = String::new();
+            let mut used = frame_tokens;
+            for line in f.code.split_inclusive('\n') {
+                let t = estimate_tokens(line, config);
+                if used + t > available {
+                    trimmed = true;
+                    break;
+                }
+                used += t;
+                code.push_str(line);
+            }
+            available -= used;
+            let rendered = prompts.render(
+                PromptId::CHAT_FILE_CONTEXT,
+                &[("path", &f.path), ("language", &f.language), ("code", code.trim_end())],
+            )?;
+            user = format!("{rendered}\n\n{message}");
+        } else {
+            trimmed = true;
+        }
+    }
+    // Most recent turns first, as many as fit.
+    let mut kept = Vec::new();
+    for m in history.iter().rev() {
+        let t = estimate_tokens(&m.content, config);
+        if t > available {
+            trimmed = true;
+            break;
+        }
+        available -= t;
+        kept.push(m.clone());
+    }
+    kept.reverse();
+    let mut messages = vec![ChatMessage::system(system)];
+    messages.extend(kept);
+    messages.push(ChatMessage::user(user));
+    Ok((messages, trimmed))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{ConfigInputs, LoadedConfig};
+
+    #[test]
+    fn code_is_trimmed_to_whole_lines_within_the_window() {
+        let mut config = LoadedConfig::load(&ConfigInputs::default()).unwrap().config;
+        config.models.coder.num_ctx = 2600;
+        let prompts = PromptLibrary::load(None).unwrap();
+        let code: String = (0..2000).map(|i| format!("x{i} = {i}\n")).collect();
+        let file = FileContext { path: "a.py".into(), language: "python".into(), code };
+        let (msgs, trimmed) = build_messages(&config, &prompts, &[], Some(&file), "what is this?").unwrap();
+        assert!(trimmed);
+        let chars: usize = msgs.iter().map(|m| m.content.chars().count()).sum();
+        let budget = (config.models.coder.num_ctx
+            - config.budget.reserved_output_tokens
+            - config.budget.safety_margin_tokens) as f32
+            * config.budget.chars_per_token;
+        assert!(chars as f32 <= budget, "{chars} chars over {budget}");
+        let user = &msgs.last().unwrap().content;
+        assert!(user.contains("x0 = 0\n") && user.ends_with("what is this?"));
+        let small = FileContext { path: "a.py".into(), language: "python".into(), code: "x = 1\n".into() };
+        let (_, trimmed) = build_messages(&config, &prompts, &[], Some(&small), "hi").unwrap();
+        assert!(!trimmed);
+    }
+}

@@ -1,0 +1,125 @@
+//! `workspace/executeCommand`: the command list and its dispatch. Wiring a flow
+//! in = one match arm in [`execute`] calling the layer that owns it.
+
+use super::server::Backend;
+use serde_json::{json, Value};
+use tower_lsp_server::jsonrpc::{Error, ErrorCode, Result};
+
+/// One tinycoder command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CommandId {
+    Fix,
+    Edit,
+    Ask,
+    Explain,
+    Document,
+    GenerateTests,
+    RunTests,
+    Index,
+    MemorySearch,
+    MemoryDelete,
+    Cancel,
+    Tasks,
+    Commit,
+    Undo,
+}
+
+impl CommandId {
+    /// Every command, as advertised in `executeCommandProvider`.
+    pub const ALL: [CommandId; 14] = [
+        Self::Fix,
+        Self::Edit,
+        Self::Ask,
+        Self::Explain,
+        Self::Document,
+        Self::GenerateTests,
+        Self::RunTests,
+        Self::Index,
+        Self::MemorySearch,
+        Self::MemoryDelete,
+        Self::Cancel,
+        Self::Tasks,
+        Self::Commit,
+        Self::Undo,
+    ];
+
+    /// The command's LSP name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Fix => "tinycoder.fix",
+            Self::Edit => "tinycoder.edit",
+            Self::Ask => "tinycoder.ask",
+            Self::Explain => "tinycoder.explain",
+            Self::Document => "tinycoder.document",
+            Self::GenerateTests => "tinycoder.generateTests",
+            Self::RunTests => "tinycoder.runTests",
+            Self::Index => "tinycoder.index",
+            Self::MemorySearch => "tinycoder.memory.search",
+            Self::MemoryDelete => "tinycoder.memory.delete",
+            Self::Cancel => "tinycoder.cancel",
+            Self::Tasks => "tinycoder.tasks",
+            Self::Commit => "tinycoder.commit",
+            Self::Undo => "tinycoder.undo",
+        }
+    }
+
+    /// The command named `name`.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|c| c.name() == name)
+    }
+
+    /// Which later part of tinycoder brings the command.
+    fn lands_with(self) -> &'static str {
+        match self {
+            Self::RunTests => "the sandbox",
+            Self::Index => "the workspace index",
+            Self::MemorySearch | Self::MemoryDelete => "long-term memory",
+            Self::Tasks => "the task store",
+            _ => "the agent",
+        }
+    }
+}
+
+/// Every command name.
+pub fn command_names() -> Vec<String> {
+    CommandId::ALL.iter().map(|c| c.name().to_string()).collect()
+}
+
+/// LSP `RequestFailed`: the request was valid but could not be done.
+pub const REQUEST_FAILED: i64 = -32803;
+
+/// A JSON-RPC error with the LSP `RequestFailed` code and `message`.
+pub fn request_failed(message: impl Into<String>) -> Error {
+    Error { code: ErrorCode::ServerError(REQUEST_FAILED), message: message.into().into(), data: None }
+}
+
+fn not_available(cmd: CommandId) -> Error {
+    request_failed(format!("`{}` is not available yet: {} lands in a later release", cmd.name(), cmd.lands_with()))
+}
+
+/// Runs `name` with `args`.
+pub async fn execute(backend: &Backend, name: &str, args: Vec<Value>) -> Result<Option<Value>> {
+    let Some(cmd) = CommandId::from_name(name) else {
+        return Err(Error::invalid_params(format!(
+            "unknown command `{name}`; tinycoder knows: {}",
+            command_names().join(", ")
+        )));
+    };
+    match cmd {
+        CommandId::Cancel => {
+            let id = args
+                .first()
+                .and_then(|a| {
+                    a.as_str()
+                        .map(str::to_string)
+                        .or_else(|| a.get("jobId").and_then(Value::as_str).map(str::to_string))
+                })
+                .ok_or_else(|| {
+                    Error::invalid_params("tinycoder.cancel needs a job id: [\"<id>\"] or [{\"jobId\": \"<id>\"}]")
+                })?;
+            let cancelled = backend.jobs().cancel(&id);
+            Ok(Some(json!({ "jobId": id, "cancelled": cancelled })))
+        }
+        other => Err(not_available(other)),
+    }
+}

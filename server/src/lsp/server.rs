@@ -1,0 +1,440 @@
+//! The tower-lsp-server backend: capabilities, document sync, symbols, code
+//! actions, commands, configuration, chat.
+//!
+//! Ordering: every notification that changes documents does its work
+//! synchronously under the `std::sync::Mutex` before any `.await`. tower-lsp-server
+//! polls handler futures in arrival order, so the first poll (where all the work
+//! happens) keeps the order even though handlers run concurrently.
+
+use super::chat::{build_messages, ChatDelta, ChatDeltaParams, ChatParams, ChatResult, ChatSessions, FileContext};
+use super::code_actions::list_actions;
+use super::commands::{self, command_names, request_failed};
+use super::convert::{to_text_change, to_text_range};
+use super::documents::DocumentStore;
+use super::progress::{JobRegistry, ProgressHandle};
+use super::symbols::outline;
+use crate::config::{ConfigInputs, LoadedConfig, ModelRole, PromptLibrary};
+use crate::llm::{ChatMessage, ChatRequest, LlmError, ModelClient};
+use crate::text::PositionEncoding;
+use futures::StreamExt;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use tower_lsp_server::jsonrpc::{Error, Result};
+use tower_lsp_server::ls_types::*;
+use tower_lsp_server::{Client, LanguageServer};
+
+/// Builds the model client for a configuration (`Err`: why there is none, for the user).
+pub type ModelClientFactory =
+    Arc<dyn Fn(&crate::config::Config) -> std::result::Result<Arc<dyn ModelClient>, String> + Send + Sync>;
+
+/// What the server is started with.
+#[derive(Clone)]
+pub struct ServerOptions {
+    /// The workspace root from the command line (the client's folders win).
+    pub workspace: Option<PathBuf>,
+    /// Creates the model client from the effective configuration.
+    pub model_factory: ModelClientFactory,
+    /// Set once `shutdown` was received (for the exit code).
+    pub shutdown_received: Arc<AtomicBool>,
+}
+
+/// Configuration, prompts and model client, replaced together on reload.
+struct Settings {
+    loaded: LoadedConfig,
+    prompts: PromptLibrary,
+    model: std::result::Result<Arc<dyn ModelClient>, String>,
+}
+
+/// The language server state.
+pub struct Backend {
+    client: Client,
+    options: ServerOptions,
+    docs: Mutex<DocumentStore>,
+    encoding: RwLock<PositionEncoding>,
+    workspace: RwLock<Option<PathBuf>>,
+    init_options: Mutex<Option<Value>>,
+    settings: RwLock<Option<Arc<Settings>>>,
+    progress_supported: AtomicBool,
+    jobs: JobRegistry,
+    chats: Mutex<ChatSessions>,
+}
+
+/// Parameters of `tinycoder/debugDocument`.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DebugDocumentParams {
+    pub text_document: TextDocumentIdentifier,
+}
+
+/// The server's view of a document (a debugging aid: `tinycoder/debugDocument`).
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DebugDocumentResult {
+    pub uri: String,
+    pub version: i32,
+    pub language_id: String,
+    pub encoding: &'static str,
+    pub text: String,
+    pub has_syntax_tree: bool,
+}
+
+/// Options that mean "nothing set": null, `[]` (how Neovim encodes an empty Lua table) or `{}`.
+fn meaningful_options(v: Option<Value>) -> Option<Value> {
+    v.filter(|v| match v {
+        Value::Null => false,
+        Value::Array(a) => !a.is_empty(),
+        Value::Object(o) => !o.is_empty(),
+        _ => true,
+    })
+}
+
+fn uri_key(uri: &Uri) -> String {
+    uri.as_str().to_string()
+}
+
+fn lock_err<T>(_: T) -> Error {
+    request_failed("internal state is unavailable after an earlier failure; restart the server")
+}
+
+impl Backend {
+    /// A backend talking to `client`.
+    pub fn new(client: Client, options: ServerOptions) -> Self {
+        let workspace = options.workspace.clone();
+        Self {
+            client,
+            options,
+            docs: Mutex::new(DocumentStore::default()),
+            encoding: RwLock::new(PositionEncoding::Utf16),
+            workspace: RwLock::new(workspace),
+            init_options: Mutex::new(None),
+            settings: RwLock::new(None),
+            progress_supported: AtomicBool::new(false),
+            jobs: JobRegistry::default(),
+            chats: Mutex::new(ChatSessions::default()),
+        }
+    }
+
+    /// The running jobs.
+    pub fn jobs(&self) -> &JobRegistry {
+        &self.jobs
+    }
+
+    /// Whether the client can show work-done progress.
+    pub fn progress_supported(&self) -> bool {
+        self.progress_supported.load(Ordering::Relaxed)
+    }
+
+    /// The client handle.
+    pub fn client(&self) -> &Client {
+        &self.client
+    }
+
+    fn encoding(&self) -> PositionEncoding {
+        self.encoding.read().map(|e| *e).unwrap_or_default()
+    }
+
+    fn settings(&self) -> Option<Arc<Settings>> {
+        self.settings.read().ok().and_then(|s| s.clone())
+    }
+
+    /// Loads configuration from files, env and `init_options`; on error keeps the old one.
+    fn load_settings(&self, init_options: Option<Value>) -> std::result::Result<(), String> {
+        let workspace = self.workspace.read().ok().and_then(|w| w.clone());
+        let mut inputs = ConfigInputs::from_environment(workspace.clone());
+        inputs.init_options = init_options;
+        let loaded = LoadedConfig::load(&inputs).map_err(|e| format!("tinycoder configuration not applied: {e}"))?;
+        // An empty `prompts.dir` means the built-in prompts; a relative one is under the workspace.
+        let dir = loaded.config.prompts.dir.trim();
+        let prompt_dir = (!dir.is_empty()).then(|| {
+            let p = PathBuf::from(dir);
+            match (&workspace, p.is_relative()) {
+                (Some(w), true) => w.join(p),
+                _ => p,
+            }
+        });
+        let prompts =
+            PromptLibrary::load(prompt_dir.as_deref()).map_err(|e| format!("tinycoder prompts not applied: {e}"))?;
+        let model = (self.options.model_factory)(&loaded.config);
+        if let Ok(mut s) = self.settings.write() {
+            *s = Some(Arc::new(Settings { loaded, prompts, model }));
+        }
+        Ok(())
+    }
+
+    fn show_error_later(&self, message: String) {
+        tracing::error!("{message}");
+        let client = self.client.clone();
+        tokio::spawn(async move { client.show_message(MessageType::ERROR, message).await });
+    }
+
+    /// `tinycoder/debugDocument`: the server's text and version of an open document.
+    pub async fn debug_document(&self, params: DebugDocumentParams) -> Result<DebugDocumentResult> {
+        let enc = self.encoding();
+        let docs = self.docs.lock().map_err(lock_err)?;
+        let key = uri_key(&params.text_document.uri);
+        let open = docs.get(&key).ok_or_else(|| Error::invalid_params(format!("document {key} is not open")))?;
+        Ok(DebugDocumentResult {
+            uri: key,
+            version: open.doc.version(),
+            language_id: open.doc.language_id().to_string(),
+            encoding: enc.as_lsp_str(),
+            text: open.doc.text(),
+            has_syntax_tree: open.tree.is_some(),
+        })
+    }
+
+    /// `window/workDoneProgress/cancel`: cancels the job behind the token.
+    pub async fn work_done_progress_cancel(&self, params: WorkDoneProgressCancelParams) {
+        let id = match params.token {
+            NumberOrString::String(s) => s,
+            NumberOrString::Number(n) => n.to_string(),
+        };
+        if !self.jobs.cancel(&id) {
+            tracing::debug!(%id, "progress cancel for a job that is not running");
+        }
+    }
+
+    /// `tinycoder/chat`: streams the reply as `tinycoder/chatDelta` notifications and returns it whole.
+    pub async fn chat(&self, params: ChatParams) -> Result<ChatResult> {
+        let session_id = params.session_id.clone().unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+        let request_id = params.request_id.clone().unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
+        let settings = self.settings().ok_or_else(|| request_failed("the server is not initialized"))?;
+        let file = self.file_context(&params)?;
+        let history = self.chats.lock().map_err(lock_err)?.history(&session_id);
+        let (messages, context_trimmed) =
+            build_messages(&settings.loaded.config, &settings.prompts, &history, file.as_ref(), &params.message)
+                .map_err(|e| request_failed(e.to_string()))?;
+        let model = settings.model.clone().map_err(request_failed)?;
+        // Dropping this future ($/cancelRequest) drops the guard, which cancels the model call;
+        // cancelling the progress (window/workDoneProgress/cancel or tinycoder.cancel) stops it too.
+        let progress = ProgressHandle::start(&self.client, &self.jobs, "tinycoder: chat", self.progress_supported());
+        let cancel = progress.cancel_token();
+        let _guard = cancel.clone().drop_guard();
+        let mut stream = tokio::select! {
+            s = model.chat_stream(ChatRequest::new(ModelRole::Coder, messages), cancel.clone()) => s.map_err(|e| llm_error(&e))?,
+            _ = cancel.cancelled() => return Err(Error::request_cancelled()),
+        };
+        let mut reply = String::new();
+        loop {
+            let delta = tokio::select! {
+                d = stream.next() => d,
+                _ = cancel.cancelled() => return Err(Error::request_cancelled()),
+            };
+            let Some(delta) = delta else { break };
+            let delta = delta.map_err(|e| llm_error(&e))?;
+            if delta.is_empty() {
+                continue;
+            }
+            reply.push_str(&delta);
+            progress.report(format!("{} characters", reply.chars().count()), None);
+            self.client
+                .send_notification::<ChatDelta>(ChatDeltaParams {
+                    session_id: session_id.clone(),
+                    request_id: request_id.clone(),
+                    delta,
+                })
+                .await;
+        }
+        self.chats.lock().map_err(lock_err)?.record(
+            &session_id,
+            ChatMessage::user(params.message.clone()),
+            ChatMessage::assistant(reply.clone()),
+        );
+        Ok(ChatResult { session_id, request_id, reply, context_trimmed })
+    }
+
+    fn file_context(&self, params: &ChatParams) -> Result<Option<FileContext>> {
+        let Some(td) = &params.text_document else {
+            return Ok(None);
+        };
+        let enc = self.encoding();
+        let docs = self.docs.lock().map_err(lock_err)?;
+        let key = uri_key(&td.uri);
+        let Some(open) = docs.get(&key) else {
+            return Err(Error::invalid_params(format!("document {key} is not open; open it before asking about it")));
+        };
+        let code = match params.range {
+            Some(r) => open.doc.slice_text(to_text_range(r), enc),
+            None => open.doc.text(),
+        };
+        let path = td.uri.to_file_path().map(|p| p.display().to_string()).unwrap_or(key);
+        Ok(Some(FileContext { path, language: open.doc.language_id().to_string(), code }))
+    }
+}
+
+fn llm_error(e: &LlmError) -> Error {
+    match e {
+        LlmError::Cancelled => Error::request_cancelled(),
+        other => request_failed(other.to_string()),
+    }
+}
+
+impl LanguageServer for Backend {
+    async fn initialize(&self, params: InitializeParams) -> Result<InitializeResult> {
+        let offered: Vec<String> = params
+            .capabilities
+            .general
+            .as_ref()
+            .and_then(|g| g.position_encodings.as_ref())
+            .map(|v| v.iter().map(|e| e.as_str().to_string()).collect())
+            .unwrap_or_default();
+        let enc = PositionEncoding::negotiate(&offered);
+        if let Ok(mut e) = self.encoding.write() {
+            *e = enc;
+        }
+        let progress = params.capabilities.window.as_ref().and_then(|w| w.work_done_progress).unwrap_or(false);
+        self.progress_supported.store(progress, Ordering::Relaxed);
+        let folder = params
+            .workspace_folders
+            .as_ref()
+            .and_then(|f| f.first())
+            .and_then(|f| f.uri.to_file_path().map(|p| p.into_owned()));
+        #[allow(deprecated)]
+        let root = folder.or_else(|| params.root_uri.as_ref().and_then(|u| u.to_file_path().map(|p| p.into_owned())));
+        if let Some(root) = root {
+            if let Ok(mut w) = self.workspace.write() {
+                *w = Some(root);
+            }
+        }
+        let init_options = meaningful_options(params.initialization_options.clone());
+        if let Ok(mut o) = self.init_options.lock() {
+            *o = init_options.clone();
+        }
+        if let Err(message) = self.load_settings(init_options) {
+            // Start anyway on the defaults, and say why.
+            self.show_error_later(format!("{message}; using the defaults"));
+            if let Err(e) = self.load_settings(None) {
+                return Err(request_failed(e));
+            }
+        }
+        Ok(InitializeResult {
+            capabilities: ServerCapabilities {
+                position_encoding: Some(PositionEncodingKind::from(enc.as_lsp_str().to_string())),
+                text_document_sync: Some(TextDocumentSyncCapability::Options(TextDocumentSyncOptions {
+                    open_close: Some(true),
+                    change: Some(TextDocumentSyncKind::INCREMENTAL),
+                    ..Default::default()
+                })),
+                code_action_provider: Some(CodeActionProviderCapability::Options(CodeActionOptions {
+                    code_action_kinds: Some(vec![CodeActionKind::QUICKFIX, CodeActionKind::REFACTOR_REWRITE]),
+                    work_done_progress_options: WorkDoneProgressOptions { work_done_progress: Some(true) },
+                    resolve_provider: Some(true),
+                })),
+                execute_command_provider: Some(ExecuteCommandOptions {
+                    commands: command_names(),
+                    work_done_progress_options: WorkDoneProgressOptions { work_done_progress: Some(true) },
+                }),
+                document_symbol_provider: Some(OneOf::Left(true)),
+                workspace: Some(WorkspaceServerCapabilities {
+                    workspace_folders: Some(WorkspaceFoldersServerCapabilities {
+                        supported: Some(true),
+                        change_notifications: Some(OneOf::Left(true)),
+                    }),
+                    file_operations: None,
+                }),
+                ..Default::default()
+            },
+            server_info: Some(ServerInfo { name: "tinycoder".into(), version: Some(env!("CARGO_PKG_VERSION").into()) }),
+            offset_encoding: None,
+        })
+    }
+
+    async fn initialized(&self, _: InitializedParams) {
+        tracing::info!(encoding = self.encoding().as_lsp_str(), "tinycoder language server initialized");
+    }
+
+    async fn shutdown(&self) -> Result<()> {
+        self.options.shutdown_received.store(true, Ordering::SeqCst);
+        Ok(())
+    }
+
+    async fn did_open(&self, params: DidOpenTextDocumentParams) {
+        let td = params.text_document;
+        let path = td.uri.to_file_path().map(|p| p.into_owned());
+        match self.docs.lock() {
+            Ok(mut docs) => docs.open(&uri_key(&td.uri), path.as_deref(), &td.language_id, td.version, &td.text),
+            Err(_) => tracing::error!("document store unavailable; didOpen dropped"),
+        }
+    }
+
+    async fn did_change(&self, params: DidChangeTextDocumentParams) {
+        let enc = self.encoding();
+        let changes: Vec<_> = params.content_changes.into_iter().map(to_text_change).collect();
+        match self.docs.lock() {
+            Ok(mut docs) => {
+                docs.change(&uri_key(&params.text_document.uri), params.text_document.version, &changes, enc)
+            }
+            Err(_) => tracing::error!("document store unavailable; didChange dropped"),
+        }
+    }
+
+    async fn did_close(&self, params: DidCloseTextDocumentParams) {
+        if let Ok(mut docs) = self.docs.lock() {
+            docs.close(&uri_key(&params.text_document.uri));
+        }
+    }
+
+    async fn did_change_configuration(&self, params: DidChangeConfigurationParams) {
+        // Settings may come wrapped in a "tinycoder" section (VS Code style) or bare.
+        let settings = match params.settings {
+            Value::Object(mut m) if m.contains_key("tinycoder") => meaningful_options(m.remove("tinycoder")),
+            other => meaningful_options(Some(other)),
+        };
+        let options = match settings {
+            Some(s) => Some(s),
+            None => self.init_options.lock().ok().and_then(|o| o.clone()),
+        };
+        match self.load_settings(options.clone()) {
+            Ok(()) => {
+                if let Ok(mut o) = self.init_options.lock() {
+                    *o = options;
+                }
+                tracing::info!("configuration reloaded");
+            }
+            Err(message) => self.show_error_later(format!("{message}; keeping the previous configuration")),
+        }
+    }
+
+    async fn did_change_workspace_folders(&self, params: DidChangeWorkspaceFoldersParams) {
+        tracing::info!(
+            added = params.event.added.len(),
+            removed = params.event.removed.len(),
+            "workspace folders changed"
+        );
+    }
+
+    async fn document_symbol(&self, params: DocumentSymbolParams) -> Result<Option<DocumentSymbolResponse>> {
+        let enc = self.encoding();
+        let mut docs = self.docs.lock().map_err(lock_err)?;
+        let key = uri_key(&params.text_document.uri);
+        let Some(open) = docs.get_mut(&key) else {
+            return Err(Error::invalid_params(format!("document {key} is not open")));
+        };
+        let (symbols, _) = open.symbols();
+        Ok(Some(DocumentSymbolResponse::Nested(outline(&open.doc, &symbols, enc))))
+    }
+
+    async fn code_action(&self, params: CodeActionParams) -> Result<Option<CodeActionResponse>> {
+        let version =
+            self.docs.lock().map_err(lock_err)?.get(&uri_key(&params.text_document.uri)).map(|o| o.doc.version());
+        Ok(Some(list_actions(
+            &params.text_document.uri,
+            version,
+            params.range,
+            &params.context.diagnostics,
+            params.context.only.as_deref(),
+        )))
+    }
+
+    async fn code_action_resolve(&self, action: CodeAction) -> Result<CodeAction> {
+        // Listing already filled in everything; the work runs as the action's command.
+        Ok(action)
+    }
+
+    async fn execute_command(&self, params: ExecuteCommandParams) -> Result<Option<LSPAny>> {
+        commands::execute(self, &params.command, params.arguments).await
+    }
+}

@@ -1,0 +1,178 @@
+//! `tinycoder/chat` through a real client against a REAL model server
+//! (Ollama at 127.0.0.1:11434 with `smollm2`; start it with `scripts/testbed.sh up`).
+
+mod lsp_client;
+
+use lsp_client::{file_uri, LspClient};
+use serde_json::{json, Value};
+use std::time::Duration;
+
+const OLLAMA: &str = "http://127.0.0.1:11434";
+
+fn require_ollama() {
+    let addr = "127.0.0.1:11434".parse().unwrap();
+    if std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(3)).is_err() {
+        panic!(
+            "Ollama is not reachable at {OLLAMA}; this test needs the real model server: run `scripts/testbed.sh up`"
+        );
+    }
+}
+
+fn chat_options() -> Value {
+    json!({
+        "backend": {"kind": "ollama", "url": OLLAMA},
+        "budget": {"reserved_output_tokens": 256},
+        "models": {"coder": {"name": "smollm2", "num_ctx": 2048, "max_output_tokens": 200, "temperature": 0.0}}
+    })
+}
+
+fn deltas(client: &mut LspClient, request_id: &str) -> Vec<String> {
+    client
+        .inbox
+        .iter()
+        .filter(|m| m["method"] == json!("tinycoder/chatDelta") && m["params"]["requestId"] == json!(request_id))
+        .map(|m| m["params"]["delta"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn chat_streams_deltas_from_the_model_and_keeps_the_session() {
+    require_ollama();
+    let mut client = LspClient::spawn();
+    client.initialize(&["utf-8"], chat_options());
+    let uri = file_uri(client.root(), "area.py");
+    client.notify(
+        "textDocument/didOpen",
+        json!({"textDocument": {"uri": uri, "languageId": "python", "version": 1,
+        "text": "def area(w, h):\n    return w * h\n"}}),
+    );
+    let reply = client
+        .request(
+            "tinycoder/chat",
+            json!({"requestId": "r1", "message": "What does the function area return? One sentence.",
+            "textDocument": {"uri": uri}}),
+        )
+        .unwrap_or_else(|e| panic!("chat failed: {e}"));
+    let streamed = deltas(&mut client, "r1");
+    assert!(!streamed.is_empty(), "no tinycoder/chatDelta notifications arrived");
+    assert_eq!(streamed.concat(), reply["reply"].as_str().unwrap());
+    assert!(!reply["reply"].as_str().unwrap().trim().is_empty());
+    let session = reply["sessionId"].as_str().unwrap().to_string();
+    assert!(client
+        .inbox
+        .iter()
+        .all(|m| m["method"] != json!("tinycoder/chatDelta") || m["params"]["sessionId"] == json!(session)));
+
+    let second = client
+        .request("tinycoder/chat", json!({"sessionId": session, "requestId": "r2", "message": "Say it shorter."}))
+        .unwrap();
+    assert_eq!(second["sessionId"], json!(session));
+    assert_eq!(deltas(&mut client, "r2").concat(), second["reply"].as_str().unwrap());
+    assert!(client.shutdown_and_exit().success());
+}
+
+#[test]
+fn cancel_request_stops_a_chat_mid_stream() {
+    require_ollama();
+    let mut client = LspClient::spawn();
+    client.initialize(&[], chat_options());
+    let id = client.request_async(
+        "tinycoder/chat",
+        json!({"requestId": "long",
+        "message": "Write a long story about a robot who learns to paint. At least 500 words."}),
+    );
+    // Wait for the first delta, then cancel.
+    let deadline = std::time::Instant::now() + lsp_client::ANSWER_TIMEOUT;
+    loop {
+        let msg = client.recv(Duration::from_secs(5));
+        if let Some(m) = msg {
+            let first_delta = m["method"] == json!("tinycoder/chatDelta");
+            assert!(m.get("id") != Some(&json!(id)), "chat finished before it could be cancelled: {m}");
+            client.inbox.push_back(m);
+            if first_delta {
+                break;
+            }
+        }
+        assert!(std::time::Instant::now() < deadline, "no delta arrived");
+    }
+    client.notify("$/cancelRequest", json!({"id": id}));
+    let err = client.wait_response(id).unwrap_err();
+    assert_eq!(err["code"], json!(-32800), "expected RequestCancelled: {err}");
+    // No more deltas of that request after the cancellation was answered.
+    let before = deltas(&mut client, "long").len();
+    std::thread::sleep(Duration::from_millis(500));
+    while let Some(m) = client.recv(Duration::from_millis(200)) {
+        client.inbox.push_back(m);
+    }
+    assert_eq!(deltas(&mut client, "long").len(), before, "deltas kept coming after cancel");
+    // The server is still up and answers.
+    let uri = file_uri(client.root(), "x.py");
+    client.notify(
+        "textDocument/didOpen",
+        json!({"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": "x = 1\n"}}),
+    );
+    client.request("tinycoder/debugDocument", json!({"textDocument": {"uri": uri}})).unwrap();
+    assert!(client.shutdown_and_exit().success());
+}
+
+#[test]
+fn model_server_down_is_a_clear_error_and_the_server_stays_up() {
+    let mut client = LspClient::spawn();
+    let mut options = chat_options();
+    options["backend"]["url"] = json!("http://127.0.0.1:9");
+    client.initialize(&[], options);
+    let err = client.request("tinycoder/chat", json!({"message": "hello"})).unwrap_err();
+    let message = err["message"].as_str().unwrap();
+    assert!(message.contains("127.0.0.1:9") && message.contains("not reachable"), "{message}");
+    let err = client
+        .request("tinycoder/chat", json!({"message": "hi", "textDocument": {"uri": "file:///nope.py"}}))
+        .unwrap_err();
+    assert!(err["message"].as_str().unwrap().contains("not open"));
+    assert!(client.shutdown_and_exit().success());
+}
+
+#[test]
+fn cancelling_the_progress_stops_the_chat() {
+    require_ollama();
+    let mut client = LspClient::spawn();
+    client.initialize(&[], chat_options());
+    let id = client.request_async(
+        "tinycoder/chat",
+        json!({"requestId": "p",
+        "message": "Write a long story about a robot who learns to paint. At least 500 words."}),
+    );
+    // The server creates a progress (answered by the client helper) and reports as deltas arrive.
+    let deadline = std::time::Instant::now() + lsp_client::ANSWER_TIMEOUT;
+    let token = loop {
+        let m = client.recv(Duration::from_secs(5));
+        if let Some(m) = m {
+            assert!(m.get("id") != Some(&json!(id)), "chat finished before it could be cancelled: {m}");
+            if m["method"] == json!("$/progress") && m["params"]["value"]["kind"] == json!("report") {
+                break m["params"]["token"].clone();
+            }
+            client.inbox.push_back(m);
+        }
+        assert!(std::time::Instant::now() < deadline, "no progress report arrived");
+    };
+    assert!(client.inbox.iter().any(|m| m["method"] == json!("window/workDoneProgress/create")));
+    assert!(client
+        .inbox
+        .iter()
+        .any(|m| m["method"] == json!("$/progress") && m["params"]["value"]["kind"] == json!("begin")));
+    client.notify("window/workDoneProgress/cancel", json!({"token": token}));
+    let err = client.wait_response(id).unwrap_err();
+    assert_eq!(err["code"], json!(-32800), "expected RequestCancelled: {err}");
+    // The progress ends.
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while !client
+        .inbox
+        .iter()
+        .any(|m| m["method"] == json!("$/progress") && m["params"]["value"]["kind"] == json!("end"))
+    {
+        if let Some(m) = client.recv(Duration::from_millis(200)) {
+            client.inbox.push_back(m);
+        }
+        assert!(std::time::Instant::now() < deadline, "progress did not end");
+    }
+    assert!(client.shutdown_and_exit().success());
+}

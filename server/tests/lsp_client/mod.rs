@@ -1,0 +1,304 @@
+//! A real LSP client for the tests: spawns the built `tinycoder lsp`, speaks
+//! JSON-RPC with Content-Length framing over its stdio as an editor does, and
+//! mirrors document text with a naive reference of LSP positions.
+#![allow(dead_code)]
+
+use serde_json::{json, Value};
+use std::collections::VecDeque;
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::sync::mpsc::{channel, Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+/// How long any single answer may take before the test fails (a hang guard, not a timing assertion).
+pub const ANSWER_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// A running server and the client end of its stdio.
+pub struct LspClient {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    rx: Receiver<Value>,
+    next_id: i64,
+    /// Notifications and server requests received while waiting for responses.
+    pub inbox: VecDeque<Value>,
+    _dirs: tempfile::TempDir,
+}
+
+fn read_message(r: &mut impl BufRead) -> Option<Value> {
+    let mut len = None;
+    loop {
+        let mut line = String::new();
+        if r.read_line(&mut line).ok()? == 0 {
+            return None;
+        }
+        let line = line.trim_end();
+        if line.is_empty() {
+            break;
+        }
+        if let Some(v) = line.strip_prefix("Content-Length:") {
+            len = v.trim().parse::<usize>().ok();
+        }
+    }
+    let mut buf = vec![0; len?];
+    r.read_exact(&mut buf).ok()?;
+    serde_json::from_slice(&buf).ok()
+}
+
+impl LspClient {
+    /// Starts `tinycoder lsp` with a private cache/data/config environment.
+    pub fn spawn() -> Self {
+        let dirs = tempfile::tempdir().expect("temp dir");
+        let mut child = Command::new(env!("CARGO_BIN_EXE_tinycoder"))
+            .arg("lsp")
+            .env("TINYCODER_CACHE_DIR", dirs.path().join("cache"))
+            .env("TINYCODER_DATA_DIR", dirs.path().join("data"))
+            .env("TINYCODER_CONFIG", dirs.path().join("no-user-config.toml"))
+            .env("RUST_LOG", "warn")
+            .current_dir(dirs.path())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("spawn tinycoder lsp");
+        let stdout = child.stdout.take().expect("stdout");
+        let stdin = child.stdin.take();
+        let (tx, rx) = channel();
+        std::thread::spawn(move || {
+            let mut r = BufReader::new(stdout);
+            while let Some(msg) = read_message(&mut r) {
+                if tx.send(msg).is_err() {
+                    break;
+                }
+            }
+        });
+        Self { child, stdin, rx, next_id: 0, inbox: VecDeque::new(), _dirs: dirs }
+    }
+
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Writes raw bytes to the server (for malformed-input tests).
+    pub fn send_raw(&mut self, bytes: &[u8]) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        stdin.write_all(bytes).expect("write to server");
+        stdin.flush().expect("flush");
+    }
+
+    /// Sends one framed JSON-RPC message.
+    pub fn send(&mut self, msg: &Value) {
+        let body = serde_json::to_vec(msg).expect("json");
+        let mut framed = format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes();
+        framed.extend_from_slice(&body);
+        self.send_raw(&framed);
+    }
+
+    /// Sends a notification.
+    pub fn notify(&mut self, method: &str, params: Value) {
+        self.send(&json!({"jsonrpc": "2.0", "method": method, "params": params}));
+    }
+
+    /// Sends a request and returns its id without waiting.
+    pub fn request_async(&mut self, method: &str, params: Value) -> i64 {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        id
+    }
+
+    /// Receives the next message, answering server requests the way an editor would.
+    pub fn recv(&mut self, timeout: Duration) -> Option<Value> {
+        match self.rx.recv_timeout(timeout) {
+            Ok(msg) => {
+                if msg.get("method").is_some() && msg.get("id").is_some() {
+                    // A server→client request (e.g. window/workDoneProgress/create): accept it.
+                    let id = msg["id"].clone();
+                    self.send(&json!({"jsonrpc": "2.0", "id": id, "result": null}));
+                }
+                Some(msg)
+            }
+            Err(RecvTimeoutError::Timeout) => None,
+            Err(RecvTimeoutError::Disconnected) => None,
+        }
+    }
+
+    /// Waits for the response to `id`; other messages go to the inbox.
+    pub fn wait_response(&mut self, id: i64) -> Result<Value, Value> {
+        let deadline = Instant::now() + ANSWER_TIMEOUT;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let msg = self.recv(left).unwrap_or_else(|| panic!("no response to request {id} (server hung or died)"));
+            if msg.get("id") == Some(&json!(id)) && msg.get("method").is_none() {
+                return match msg.get("error") {
+                    Some(e) => Err(e.clone()),
+                    None => Ok(msg.get("result").cloned().unwrap_or(Value::Null)),
+                };
+            }
+            self.inbox.push_back(msg);
+        }
+    }
+
+    /// Sends a request and waits for its result (`Err` = the JSON-RPC error object).
+    pub fn request(&mut self, method: &str, params: Value) -> Result<Value, Value> {
+        let id = self.request_async(method, params);
+        self.wait_response(id)
+    }
+
+    /// `initialize` (+ `initialized`) offering `encodings` and the given initializationOptions.
+    pub fn initialize(&mut self, encodings: &[&str], init_options: Value) -> Value {
+        let root = self._dirs.path().to_path_buf();
+        let root_uri = format!("file://{}", root.display());
+        let result = self
+            .request(
+                "initialize",
+                json!({
+                    "processId": std::process::id(),
+                    "rootUri": root_uri,
+                    "workspaceFolders": [{"uri": root_uri, "name": "ws"}],
+                    "initializationOptions": init_options,
+                    "capabilities": {
+                        "general": {"positionEncodings": encodings},
+                        "window": {"workDoneProgress": true},
+                        "textDocument": {"codeAction": {"codeActionLiteralSupport": {"codeActionKind": {"valueSet": ["quickfix", "refactor.rewrite"]}}}}
+                    }
+                }),
+            )
+            .expect("initialize succeeds");
+        self.notify("initialized", json!({}));
+        result
+    }
+
+    /// The workspace directory (a temp dir).
+    pub fn root(&self) -> &std::path::Path {
+        self._dirs.path()
+    }
+
+    /// `shutdown` then `exit`; returns the process's exit status.
+    pub fn shutdown_and_exit(mut self) -> ExitStatus {
+        self.request("shutdown", Value::Null).expect("shutdown succeeds");
+        self.notify("exit", Value::Null);
+        self.wait_exit()
+    }
+
+    /// Waits for the process to end (closing its stdin).
+    pub fn wait_exit(&mut self) -> ExitStatus {
+        self.stdin.take();
+        let deadline = Instant::now() + ANSWER_TIMEOUT;
+        loop {
+            if let Some(status) = self.child.try_wait().expect("try_wait") {
+                return status;
+            }
+            assert!(Instant::now() < deadline, "server did not exit");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Whether the process is still running.
+    pub fn is_running(&mut self) -> bool {
+        self.child.try_wait().map(|s| s.is_none()).unwrap_or(false)
+    }
+}
+
+impl Drop for LspClient {
+    fn drop(&mut self) {
+        if self.child.try_wait().ok().flatten().is_none() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// Code units of `c` in an LSP encoding name.
+pub fn units(c: char, enc: &str) -> usize {
+    match enc {
+        "utf-8" => c.len_utf8(),
+        "utf-32" => 1,
+        _ => c.len_utf16(),
+    }
+}
+
+/// The client's copy of a document, with LSP line rules (`\r\n`, `\r`, `\n`) done naively.
+#[derive(Clone, Debug)]
+pub struct MirrorDoc {
+    pub text: String,
+    pub encoding: String,
+}
+
+impl MirrorDoc {
+    /// Lines as (start char index, content length in chars).
+    pub fn lines(&self) -> Vec<(usize, usize)> {
+        let chars: Vec<char> = self.text.chars().collect();
+        let mut out = Vec::new();
+        let (mut start, mut i) = (0, 0);
+        while i < chars.len() {
+            if chars[i] == '\r' && chars.get(i + 1) == Some(&'\n') {
+                out.push((start, i - start));
+                i += 2;
+                start = i;
+            } else if chars[i] == '\r' || chars[i] == '\n' {
+                out.push((start, i - start));
+                i += 1;
+                start = i;
+            } else {
+                i += 1;
+            }
+        }
+        out.push((start, chars.len() - start));
+        out
+    }
+
+    /// The LSP position of char index `idx`.
+    pub fn position(&self, idx: usize) -> (u32, u32) {
+        let chars: Vec<char> = self.text.chars().collect();
+        let lines = self.lines();
+        let line = lines.iter().rposition(|(s, _)| *s <= idx).unwrap_or(0);
+        let start = lines[line].0;
+        let col: usize = chars[start..idx].iter().map(|c| units(*c, &self.encoding)).sum();
+        (line as u32, col as u32)
+    }
+
+    /// The LSP position of byte offset `b` (a char boundary).
+    pub fn position_of_byte(&self, b: usize) -> (u32, u32) {
+        self.position(self.text[..b].chars().count())
+    }
+
+    /// Replaces chars `a..b` with `insert`; returns the LSP change event for it.
+    pub fn edit(&mut self, a: usize, b: usize, insert: &str) -> Value {
+        let (sl, sc) = self.position(a);
+        let (el, ec) = self.position(b);
+        let chars: Vec<char> = self.text.chars().collect();
+        self.text = chars[..a].iter().collect::<String>() + insert + &chars[b..].iter().collect::<String>();
+        json!({"range": {"start": {"line": sl, "character": sc}, "end": {"line": el, "character": ec}}, "text": insert})
+    }
+}
+
+/// A small deterministic random generator (xorshift), so failures replay.
+pub struct Rng(pub u64);
+
+impl Rng {
+    /// Next number.
+    pub fn next(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.0 = x;
+        x
+    }
+
+    /// A number in `0..n` (n > 0).
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+
+    /// One of `items`.
+    pub fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+        &items[self.below(items.len())]
+    }
+}
+
+/// A `file://` URI for `name` under `root`.
+pub fn file_uri(root: &std::path::Path, name: &str) -> String {
+    format!("file://{}/{}", root.display(), name)
+}

@@ -1,0 +1,46 @@
+-- Run by server/tests/nvim_codeaction.rs:
+--   nvim --headless -u NONE -c "luafile server/tests/nvim/codeaction.lua"
+-- Env: TINYCODER_BIN, TINYCODER_FILE (a .py file), TINYCODER_PLUGIN (editors/nvim), TINYCODER_OUT.
+local out = assert(io.open(os.getenv('TINYCODER_OUT'), 'w'))
+local function say(line) out:write(line .. '\n'); out:flush() end
+local ok, err = pcall(function()
+  local v = vim.version()
+  say(string.format('NVIM\t%d.%d.%d\tstart=%s\tstart_client=%s', v.major, v.minor, v.patch,
+    tostring(vim.lsp.start ~= nil), tostring(vim.lsp.start_client ~= nil)))
+  vim.opt.runtimepath:prepend(os.getenv('TINYCODER_PLUGIN'))
+  vim.cmd('filetype on')
+  require('tinycoder').setup({ cmd = { os.getenv('TINYCODER_BIN'), 'lsp' } })
+  vim.cmd('edit ' .. vim.fn.fnameescape(os.getenv('TINYCODER_FILE')))
+  local buf = vim.api.nvim_get_current_buf()
+  say('FILETYPE\t' .. vim.bo[buf].filetype)
+  local ready = vim.wait(20000, function()
+    for _, c in pairs(vim.lsp.buf_get_clients(buf)) do
+      if c.name == 'tinycoder' and c.server_capabilities ~= nil and c.initialized ~= false then return true end
+    end
+    return false
+  end, 50)
+  say('ATTACHED\t' .. tostring(ready))
+  local diag = {
+    range = { start = { line = 1, character = 15 }, ['end'] = { line = 1, character = 16 } },
+    severity = 1, source = 'pyright', message = '"b" is not defined',
+  }
+  local params = {
+    textDocument = { uri = vim.uri_from_bufnr(buf) },
+    range = diag.range,
+    context = { diagnostics = { diag } },
+  }
+  local results, req_err = vim.lsp.buf_request_sync(buf, 'textDocument/codeAction', params, 20000)
+  if req_err then say('ERROR\t' .. tostring(req_err)) end
+  for _, res in pairs(results or {}) do
+    if res.err then say('ERROR\t' .. vim.inspect(res.err)) end
+    for _, a in ipairs(res.result or {}) do
+      say(string.format('ACTION\t%s\t%s\t%s\t%s', a.title, a.kind or '', tostring(a.isPreferred), a.command and a.command.command or ''))
+    end
+  end
+  for _, c in pairs(vim.lsp.get_active_clients()) do c.stop() end
+  vim.wait(3000, function() return #vim.lsp.get_active_clients() == 0 end, 50)
+end)
+if not ok then say('ERROR\t' .. tostring(err)) end
+say('DONE')
+out:close()
+vim.cmd('qa!')
