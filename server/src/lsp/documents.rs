@@ -68,6 +68,11 @@ impl DocumentStore {
         }
     }
 
+    /// Every open document with its URI.
+    pub fn iter(&self) -> impl Iterator<Item = (&String, &OpenDocument)> {
+        self.docs.iter()
+    }
+
     /// An open document.
     pub fn get(&self, uri: &str) -> Option<&OpenDocument> {
         self.docs.get(uri)

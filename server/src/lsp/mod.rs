@@ -9,6 +9,7 @@ pub mod code_actions;
 pub mod commands;
 pub mod convert;
 pub mod documents;
+pub mod flows;
 pub mod progress;
 pub mod server;
 pub mod symbols;

@@ -19,6 +19,7 @@ use crate::text::PositionEncoding;
 use futures::StreamExt;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
@@ -60,6 +61,10 @@ pub struct Backend {
     progress_supported: AtomicBool,
     jobs: JobRegistry,
     chats: Mutex<ChatSessions>,
+    /// URIs that carry tinycoder test diagnostics now (cleared by a later green run).
+    test_diagnostics: Mutex<HashSet<String>>,
+    /// The workspace's SQLite store, opened on first use (never on the keystroke path).
+    store: Mutex<Option<crate::store::Store>>,
 }
 
 /// Parameters of `tinycoder/debugDocument`.
@@ -114,6 +119,8 @@ impl Backend {
             progress_supported: AtomicBool::new(false),
             jobs: JobRegistry::default(),
             chats: Mutex::new(ChatSessions::default()),
+            test_diagnostics: Mutex::new(HashSet::new()),
+            store: Mutex::new(None),
         }
     }
 
@@ -130,6 +137,49 @@ impl Backend {
     /// The client handle.
     pub fn client(&self) -> &Client {
         &self.client
+    }
+
+    /// The effective configuration and the workspace's directories (an error when no folder is open).
+    pub(super) fn config_and_paths(&self) -> Result<(crate::config::Config, crate::paths::WorkspacePaths)> {
+        let settings = self.settings().ok_or_else(|| request_failed("tinycoder is not initialized yet"))?;
+        let root = self.workspace.read().ok().and_then(|w| w.clone()).ok_or_else(|| {
+            request_failed("tinycoder needs a workspace folder for this: open a folder (or start it with --workspace)")
+        })?;
+        let config = settings.loaded.config.clone();
+        let paths = crate::paths::WorkspacePaths::new(&root, &config.store.dir);
+        Ok((config, paths))
+    }
+
+    /// Paths and texts of the open buffers that are files.
+    pub(super) fn open_buffers(&self) -> Vec<(PathBuf, String)> {
+        let Ok(docs) = self.docs.lock() else { return Vec::new() };
+        docs.iter()
+            .filter_map(|(uri, open)| {
+                let uri: Uri = uri.parse().ok()?;
+                Some((uri.to_file_path()?.into_owned(), open.doc.text()))
+            })
+            .collect()
+    }
+
+    /// Records the URIs that now carry test diagnostics; returns those that no longer do.
+    pub(super) fn replace_test_diagnostic_uris(&self, now: HashSet<String>) -> Vec<String> {
+        let Ok(mut current) = self.test_diagnostics.lock() else { return Vec::new() };
+        let stale = current.difference(&now).cloned().collect();
+        *current = now;
+        stale
+    }
+
+    /// The workspace store, opened on first use.
+    pub(super) fn store(&self) -> Result<crate::store::Store> {
+        let mut slot = self.store.lock().map_err(lock_err)?;
+        if let Some(store) = slot.as_ref() {
+            return Ok(store.clone());
+        }
+        let (config, paths) = self.config_and_paths()?;
+        let store = crate::store::open_workspace(&paths.root, &config)
+            .map_err(|e| request_failed(format!("the workspace store could not be opened: {e}")))?;
+        *slot = Some(store.clone());
+        Ok(store)
     }
 
     fn encoding(&self) -> PositionEncoding {

@@ -94,11 +94,17 @@ pub fn detect_test_command(root: &Path, override_cmd: &str) -> Result<TestComman
 }
 
 fn has_python_tests(root: &Path) -> bool {
-    ["tests", "test"].iter().any(|d| {
-        std::fs::read_dir(root.join(d))
-            .map(|rd| rd.flatten().any(|e| e.file_name().to_string_lossy().ends_with(".py")))
-            .unwrap_or(false)
-    })
+    // pytest's own discovery: test_*.py or *_test.py at the top level, or a tests/ folder.
+    let is_test_file = |name: &str| name.ends_with(".py") && (name.starts_with("test_") || name.ends_with("_test.py"));
+    let top_level = std::fs::read_dir(root)
+        .map(|rd| rd.flatten().any(|e| is_test_file(&e.file_name().to_string_lossy())))
+        .unwrap_or(false);
+    top_level
+        || ["tests", "test"].iter().any(|d| {
+            std::fs::read_dir(root.join(d))
+                .map(|rd| rd.flatten().any(|e| e.file_name().to_string_lossy().ends_with(".py")))
+                .unwrap_or(false)
+        })
 }
 
 fn python_program() -> String {

@@ -1,0 +1,89 @@
+//! Commands wired to core flows, through a real client: `tinycoder.runTests`
+//! runs real pytest in the sandbox and publishes/clears diagnostics;
+//! `tinycoder.tasks` and `tinycoder.memory.*` answer from the real SQLite store.
+
+mod lsp_client;
+
+use lsp_client::{file_uri, LspClient};
+use serde_json::{json, Value};
+
+/// The diagnostics published for `uri` so far, waiting a little for the first one:
+/// notifications and the command's response travel separately and may cross.
+fn diagnostics_for(client: &mut LspClient, uri: &str) -> Vec<Vec<Value>> {
+    let mut out = Vec::new();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        for msg in client.inbox.drain(..) {
+            if msg["method"] == "textDocument/publishDiagnostics" && msg["params"]["uri"] == uri {
+                out.push(msg["params"]["diagnostics"].as_array().cloned().unwrap_or_default());
+            }
+        }
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        if !out.is_empty() || left.is_zero() {
+            return out;
+        }
+        if let Some(msg) = client.recv(left.min(std::time::Duration::from_millis(200))) {
+            client.inbox.push_back(msg);
+        }
+    }
+}
+
+#[test]
+fn run_tests_publishes_failures_and_a_green_run_clears_them() {
+    let mut client = LspClient::spawn();
+    let root = client.root().to_path_buf();
+    std::fs::write(root.join("calc.py"), "def add(a, b):\n    return a - b\n").unwrap();
+    let test_src = "from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n";
+    std::fs::write(root.join("test_calc.py"), test_src).unwrap();
+    client.initialize(&["utf-16"], json!({}));
+
+    let red = client.request("workspace/executeCommand", json!({"command": "tinycoder.runTests", "arguments": []}));
+    let red = red.expect("runTests answers");
+    assert_eq!(red["passed"], json!(false), "{red:#}");
+    assert!(red["command"].as_str().unwrap().contains("pytest"), "{red:#}");
+    let test_uri = file_uri(&root, "test_calc.py");
+    let published = diagnostics_for(&mut client, &test_uri);
+    let last = published.last().unwrap_or_else(|| panic!("diagnostics published for {test_uri}: {red:#}"));
+    assert_eq!(last.len(), 1, "{last:#?}");
+    assert_eq!(last[0]["source"], "tinycoder");
+    assert_eq!(last[0]["range"]["start"]["line"], 4, "the failing assert is on line 5: {last:#?}");
+    assert!(last[0]["message"].as_str().unwrap().contains("test_add"), "{last:#?}");
+
+    // Fix the function in an unsaved buffer only: the sandbox sees the buffer, the disk keeps the bug.
+    let calc_uri = file_uri(&root, "calc.py");
+    client.notify(
+        "textDocument/didOpen",
+        json!({"textDocument": {"uri": calc_uri, "languageId": "python", "version": 1, "text": "def add(a, b):\n    return a + b\n"}}),
+    );
+    let green = client
+        .request("workspace/executeCommand", json!({"command": "tinycoder.runTests", "arguments": []}))
+        .expect("runTests answers");
+    assert_eq!(green["passed"], json!(true), "{green:#}");
+    let cleared = diagnostics_for(&mut client, &test_uri);
+    assert_eq!(cleared.last().map(Vec::len), Some(0), "a green run clears the diagnostics: {cleared:#?}");
+    assert_eq!(std::fs::read_to_string(root.join("calc.py")).unwrap(), "def add(a, b):\n    return a - b\n");
+    assert_eq!(client.shutdown_and_exit().code(), Some(0));
+}
+
+#[test]
+fn tasks_and_memory_commands_answer_from_the_store() {
+    let mut client = LspClient::spawn();
+    client.initialize(&["utf-16"], json!({}));
+    let tasks = client
+        .request("workspace/executeCommand", json!({"command": "tinycoder.tasks", "arguments": [{"limit": 5}]}))
+        .expect("tasks answers");
+    assert_eq!(tasks, json!([]));
+    let found = client
+        .request("workspace/executeCommand", json!({"command": "tinycoder.memory.search", "arguments": ["TypeError"]}))
+        .expect("memory search answers");
+    assert_eq!(found, json!([]));
+    let deleted = client
+        .request("workspace/executeCommand", json!({"command": "tinycoder.memory.delete", "arguments": ["nope"]}))
+        .expect("memory delete answers");
+    assert_eq!(deleted["deleted"], json!(false));
+    let err = client
+        .request("workspace/executeCommand", json!({"command": "tinycoder.memory.search", "arguments": []}))
+        .unwrap_err();
+    assert!(err["message"].as_str().unwrap().contains("needs a query"), "{err}");
+    assert_eq!(client.shutdown_and_exit().code(), Some(0));
+}
