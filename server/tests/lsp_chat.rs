@@ -68,6 +68,19 @@ fn chat_streams_deltas_from_the_model_and_keeps_the_session() {
         .unwrap();
     assert_eq!(second["sessionId"], json!(session));
     assert_eq!(deltas(&mut client, "r2").concat(), second["reply"].as_str().unwrap());
+
+    // The session's turns persist in the workspace's SQLite store.
+    let data = client.root().join("data").join("workspaces");
+    let db = std::fs::read_dir(&data)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path().join("tinycoder.sqlite3"))
+        .find(|p| p.exists())
+        .expect("the workspace store exists");
+    let conn = rusqlite::Connection::open(db).unwrap();
+    let turns: i64 =
+        conn.query_row("SELECT COUNT(*) FROM messages WHERE session_id = ?1", [&session], |r| r.get(0)).unwrap();
+    assert_eq!(turns, 4, "two exchanges = four stored turns");
     assert!(client.shutdown_and_exit().success());
 }
 

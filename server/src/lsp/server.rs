@@ -253,7 +253,11 @@ impl Backend {
         let request_id = params.request_id.clone().unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
         let settings = self.settings().ok_or_else(|| request_failed("the server is not initialized"))?;
         let file = self.file_context(&params)?;
-        let history = self.chats.lock().map_err(lock_err)?.history(&session_id);
+        let mut history = self.chats.lock().map_err(lock_err)?.history(&session_id);
+        if history.is_empty() {
+            // A session from an earlier run: its turns persist in the workspace store.
+            history = self.persisted_history(&session_id).await;
+        }
         let (messages, context_trimmed) =
             build_messages(&settings.loaded.config, &settings.prompts, &history, file.as_ref(), &params.message)
                 .map_err(|e| request_failed(e.to_string()))?;
@@ -288,12 +292,48 @@ impl Backend {
                 })
                 .await;
         }
-        self.chats.lock().map_err(lock_err)?.record(
-            &session_id,
-            ChatMessage::user(params.message.clone()),
-            ChatMessage::assistant(reply.clone()),
-        );
+        {
+            let mut chats = self.chats.lock().map_err(lock_err)?;
+            if chats.history(&session_id).is_empty() {
+                for turn in &history {
+                    chats.push(&session_id, turn.clone());
+                }
+            }
+            chats.record(&session_id, ChatMessage::user(params.message.clone()), ChatMessage::assistant(reply.clone()));
+        }
+        self.persist_turns(&session_id, &params.message, &reply).await;
         Ok(ChatResult { session_id, request_id, reply, context_trimmed })
+    }
+
+    /// The turns of a session stored by an earlier run (empty when none or the store is unavailable).
+    async fn persisted_history(&self, session_id: &str) -> Vec<ChatMessage> {
+        let Ok(store) = self.store() else { return Vec::new() };
+        match crate::store::SessionStore::new(store).turns(session_id, 0).await {
+            Ok(turns) => turns.into_iter().map(|t| ChatMessage { role: t.role, content: t.content }).collect(),
+            Err(e) => {
+                tracing::warn!(session_id, "chat history not loaded from the store: {e}");
+                Vec::new()
+            }
+        }
+    }
+
+    /// Saves one exchange; a store failure is logged, never fails the chat the user already saw.
+    async fn persist_turns(&self, session_id: &str, user: &str, reply: &str) {
+        let store = match self.store() {
+            Ok(s) => s,
+            Err(e) => return tracing::warn!(session_id, "chat turn not persisted: {}", e.message),
+        };
+        let sessions = crate::store::SessionStore::new(store);
+        let title: String = user.chars().take(60).collect();
+        let result = async {
+            sessions.ensure(session_id, &title).await?;
+            sessions.append_turn(session_id, crate::llm::ChatRole::User, user).await?;
+            sessions.append_turn(session_id, crate::llm::ChatRole::Assistant, reply).await
+        }
+        .await;
+        if let Err(e) = result {
+            tracing::warn!(session_id, "chat turn not persisted: {e}");
+        }
     }
 
     fn file_context(&self, params: &ChatParams) -> Result<Option<FileContext>> {

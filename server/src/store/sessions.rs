@@ -82,20 +82,24 @@ impl SessionStore {
 
     /// Creates a session.
     pub async fn create(&self, title: &str) -> Result<Session, StoreError> {
-        let id = uuid::Uuid::new_v4().to_string();
+        self.ensure(&uuid::Uuid::new_v4().to_string(), title).await
+    }
+
+    /// The session `id`, created with `title` if it does not exist yet (an editor names its own sessions).
+    pub async fn ensure(&self, id: &str, title: &str) -> Result<Session, StoreError> {
         let title = title.to_string();
-        let sid = id.clone();
+        let sid = id.to_string();
         self.store
             .call(move |c| {
                 let now = now_ms();
                 c.execute(
-                    "INSERT INTO sessions (session_id, title, created_ms, updated_ms) VALUES (?1, ?2, ?3, ?3)",
+                    "INSERT OR IGNORE INTO sessions (session_id, title, created_ms, updated_ms) VALUES (?1, ?2, ?3, ?3)",
                     params![sid, title, now],
                 )?;
                 Ok(())
             })
             .await?;
-        self.get(&id).await?.ok_or_else(|| StoreError::NotFound { what: format!("session {id}") })
+        self.get(id).await?.ok_or_else(|| StoreError::NotFound { what: format!("session {id}") })
     }
 
     /// One session.
