@@ -78,7 +78,9 @@ pub struct WorkspaceIndex {
 
 impl std::fmt::Debug for WorkspaceIndex {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("WorkspaceIndex").field("root", &self.shared.root).finish()
+        f.debug_struct("WorkspaceIndex")
+            .field("root", &self.shared.root)
+            .finish()
     }
 }
 
@@ -89,14 +91,22 @@ fn hash(text: &[u8]) -> u64 {
 impl WorkspaceIndex {
     /// Opens the index of `root` stored in `index_dir` and starts the indexer (and the watcher when `cfg.watch`).
     pub fn open(root: &Path, index_dir: &Path, cfg: &IndexConfig) -> Result<Self, IndexError> {
-        let root = root.canonicalize().map_err(|source| IndexError::Io { path: root.to_path_buf(), source })?;
+        let root = root.canonicalize().map_err(|source| IndexError::Io {
+            path: root.to_path_buf(),
+            source,
+        })?;
         let store = IndexStore::open(index_dir, cfg.writer_memory_mb)?;
         let mut table = FileTable::load(index_dir);
-        if table.schema_version != SCHEMA_VERSION || (table.files.is_empty() && store.num_chunks() > 0) {
+        if table.schema_version != SCHEMA_VERSION
+            || (table.files.is_empty() && store.num_chunks() > 0)
+        {
             // Without a trustworthy table we cannot tell which chunks are stale: start over.
             store.clear()?;
             store.commit()?;
-            table = FileTable { schema_version: SCHEMA_VERSION, files: Default::default() };
+            table = FileTable {
+                schema_version: SCHEMA_VERSION,
+                files: Default::default(),
+            };
         }
         let shared = Arc::new(Shared {
             filter: ContentFilter::new(cfg),
@@ -111,13 +121,27 @@ impl WorkspaceIndex {
         std::thread::Builder::new()
             .name("tinycoder-indexer".into())
             .spawn(move || indexer_loop(worker, rx))
-            .map_err(|source| IndexError::Io { path: root.clone(), source })?;
-        let watcher = if cfg.watch { start_watcher(&root, tx.clone()) } else { None };
-        Ok(Self { shared, tx: Mutex::new(tx), _watcher: watcher })
+            .map_err(|source| IndexError::Io {
+                path: root.clone(),
+                source,
+            })?;
+        let watcher = if cfg.watch {
+            start_watcher(&root, tx.clone())
+        } else {
+            None
+        };
+        Ok(Self {
+            shared,
+            tx: Mutex::new(tx),
+            _watcher: watcher,
+        })
     }
 
     /// Opens the index of `root` in its cache directory, as configured.
-    pub fn open_for_workspace(root: &Path, config: &crate::config::Config) -> Result<Self, IndexError> {
+    pub fn open_for_workspace(
+        root: &Path,
+        config: &crate::config::Config,
+    ) -> Result<Self, IndexError> {
         let paths = crate::paths::WorkspacePaths::new(root, &config.store.dir);
         Self::open(root, &paths.cache_dir.join("index"), &config.index)
     }
@@ -136,7 +160,11 @@ impl WorkspaceIndex {
     }
 
     fn rel(&self, path: &Path) -> Option<String> {
-        let abs = if path.is_absolute() { path.to_path_buf() } else { self.shared.root.join(path) };
+        let abs = if path.is_absolute() {
+            path.to_path_buf()
+        } else {
+            self.shared.root.join(path)
+        };
         relative(&self.shared.root, &abs)
     }
 
@@ -168,7 +196,10 @@ impl WorkspaceIndex {
 
     /// A file or folder was renamed.
     pub fn file_renamed(&self, from: &Path, to: &Path) {
-        self.send(Command::Renamed(self.shared.root.join(from), self.shared.root.join(to)));
+        self.send(Command::Renamed(
+            self.shared.root.join(from),
+            self.shared.root.join(to),
+        ));
     }
 
     /// Blocks until every change sent so far (pending buffers included) is committed and searchable.
@@ -180,10 +211,18 @@ impl WorkspaceIndex {
 
     /// Current text of `rel`: the open buffer, else the file on disk.
     pub fn file_text(&self, rel: &str) -> Option<Arc<str>> {
-        if let Some(t) = self.shared.buffers.lock().ok().and_then(|b| b.get(rel).cloned()) {
+        if let Some(t) = self
+            .shared
+            .buffers
+            .lock()
+            .ok()
+            .and_then(|b| b.get(rel).cloned())
+        {
             return Some(t);
         }
-        std::fs::read_to_string(self.shared.root.join(rel)).ok().map(Arc::from)
+        std::fs::read_to_string(self.shared.root.join(rel))
+            .ok()
+            .map(Arc::from)
     }
 
     /// Runs `f` on the file table (read-locked; keep it short).
@@ -215,11 +254,21 @@ impl WorkspaceIndex {
         let sh = &self.shared;
         let files = walk_workspace(&sh.root, &sh.cfg);
         let total = files.len();
-        let mut summary = IndexSummary { files: total, ..Default::default() };
-        let open: HashSet<String> = sh.buffers.lock().map(|b| b.keys().cloned().collect()).unwrap_or_default();
+        let mut summary = IndexSummary {
+            files: total,
+            ..Default::default()
+        };
+        let open: HashSet<String> = sh
+            .buffers
+            .lock()
+            .map(|b| b.keys().cloned().collect())
+            .unwrap_or_default();
         let next = AtomicUsize::new(0);
         let done = AtomicUsize::new(0);
-        let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2).clamp(1, 8);
+        let threads = std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(2)
+            .clamp(1, 8);
         let results: Mutex<Vec<Outcome>> = Mutex::new(Vec::with_capacity(total));
         let first_error: Mutex<Option<IndexError>> = Mutex::new(None);
         std::thread::scope(|s| {
@@ -230,7 +279,11 @@ impl WorkspaceIndex {
                     }
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(file) = files.get(i) else { return };
-                    let outcome = if open.contains(&file.rel) { Ok(Outcome::Unchanged) } else { sh.sync_file(file) };
+                    let outcome = if open.contains(&file.rel) {
+                        Ok(Outcome::Unchanged)
+                    } else {
+                        sh.sync_file(file)
+                    };
                     match outcome {
                         Ok(o) => results.lock().map(|mut r| r.push(o)).unwrap_or(()),
                         Err(e) => {
@@ -241,7 +294,11 @@ impl WorkspaceIndex {
                         }
                     }
                     let d = done.fetch_add(1, Ordering::Relaxed) + 1;
-                    progress(IndexProgress { done: d, total, path: file.rel.clone() });
+                    progress(IndexProgress {
+                        done: d,
+                        total,
+                        path: file.rel.clone(),
+                    });
                 });
             }
         });
@@ -267,7 +324,13 @@ impl WorkspaceIndex {
         let stale: Vec<String> = sh
             .table
             .read()
-            .map(|t| t.files.keys().filter(|k| !seen.contains(k.as_str()) && !open.contains(*k)).cloned().collect())
+            .map(|t| {
+                t.files
+                    .keys()
+                    .filter(|k| !seen.contains(k.as_str()) && !open.contains(*k))
+                    .cloned()
+                    .collect()
+            })
             .unwrap_or_default();
         for rel in &stale {
             sh.remove(rel)?;
@@ -289,7 +352,11 @@ enum Outcome {
 impl Shared {
     /// Reindexes one walked file if its content changed.
     fn sync_file(&self, file: &WalkedFile) -> Result<Outcome, IndexError> {
-        let known = self.table.read().ok().and_then(|t| t.files.get(&file.rel).map(|r| (r.hash, r.mtime_ns, r.size)));
+        let known = self
+            .table
+            .read()
+            .ok()
+            .and_then(|t| t.files.get(&file.rel).map(|r| (r.hash, r.mtime_ns, r.size)));
         if let Some((_, mtime, size)) = known {
             // Same mtime and size: trust it without reading (the usual warm-start case).
             if mtime != 0 && mtime == file.mtime_ns && size == file.size {
@@ -330,11 +397,21 @@ impl Shared {
         }
     }
 
-    fn index_text(&self, rel: &str, text: &str, h: u64, mtime_ns: u64, size: u64) -> Result<(), IndexError> {
+    fn index_text(
+        &self,
+        rel: &str,
+        text: &str,
+        h: u64,
+        mtime_ns: u64,
+        size: u64,
+    ) -> Result<(), IndexError> {
         let analysis = analyse(rel, text, &self.cfg);
         self.store.replace_file(rel, &analysis, h)?;
         if let Ok(mut t) = self.table.write() {
-            t.files.insert(rel.to_string(), FileRecord::new(&analysis, h, mtime_ns, size));
+            t.files.insert(
+                rel.to_string(),
+                FileRecord::new(&analysis, h, mtime_ns, size),
+            );
         }
         Ok(())
     }
@@ -345,7 +422,13 @@ impl Shared {
         let victims: Vec<String> = self
             .table
             .read()
-            .map(|t| t.files.keys().filter(|k| *k == rel || k.starts_with(&prefix)).cloned().collect())
+            .map(|t| {
+                t.files
+                    .keys()
+                    .filter(|k| *k == rel || k.starts_with(&prefix))
+                    .cloned()
+                    .collect()
+            })
             .unwrap_or_default();
         self.store.delete_file(rel)?;
         for v in victims {
@@ -373,13 +456,25 @@ impl Shared {
 
     /// A path changed on disk (or its buffer closed): reindex it, or remove it if gone.
     fn disk_changed(&self, abs: &Path) -> Result<(), IndexError> {
-        let Some(rel) = relative(&self.root, abs) else { return Ok(()) };
-        if self.buffers.lock().map(|b| b.contains_key(&rel)).unwrap_or(false) {
+        let Some(rel) = relative(&self.root, abs) else {
+            return Ok(());
+        };
+        if self
+            .buffers
+            .lock()
+            .map(|b| b.contains_key(&rel))
+            .unwrap_or(false)
+        {
             return Ok(()); // The open buffer is the truth until it is closed.
         }
         match std::fs::metadata(abs) {
             Ok(meta) if meta.is_file() => {
-                let file = WalkedFile { rel, abs: abs.to_path_buf(), size: meta.len(), mtime_ns: mtime_ns(&meta) };
+                let file = WalkedFile {
+                    rel,
+                    abs: abs.to_path_buf(),
+                    size: meta.len(),
+                    mtime_ns: mtime_ns(&meta),
+                };
                 self.sync_file(&file).map(|_| ())
             }
             Ok(meta) if meta.is_dir() => {
@@ -394,9 +489,17 @@ impl Shared {
     }
 
     fn index_buffer(&self, rel: &str) -> Result<(), IndexError> {
-        let Some(text) = self.buffers.lock().ok().and_then(|b| b.get(rel).cloned()) else { return Ok(()) };
+        let Some(text) = self.buffers.lock().ok().and_then(|b| b.get(rel).cloned()) else {
+            return Ok(());
+        };
         let h = hash(text.as_bytes());
-        if self.table.read().ok().and_then(|t| t.files.get(rel).map(|r| r.hash)) == Some(h) {
+        if self
+            .table
+            .read()
+            .ok()
+            .and_then(|t| t.files.get(rel).map(|r| r.hash))
+            == Some(h)
+        {
             return Ok(());
         }
         self.index_text(rel, &text, h, 0, text.len() as u64)
@@ -500,12 +603,17 @@ fn start_watcher(root: &Path, tx: Sender<Command>) -> Option<notify::Recommended
             EventKind::Modify(ModifyKind::Name(RenameMode::Both)) if ev.paths.len() == 2 => {
                 vec![Command::Renamed(ev.paths[0].clone(), ev.paths[1].clone())]
             }
-            EventKind::Remove(_) | EventKind::Modify(ModifyKind::Name(RenameMode::From)) => {
-                ev.paths.iter().map(|p| Command::Deleted(p.clone())).collect()
-            }
-            EventKind::Create(_) | EventKind::Modify(_) => {
-                ev.paths.iter().filter(|p| ok(p)).map(|p| Command::Changed(p.clone())).collect()
-            }
+            EventKind::Remove(_) | EventKind::Modify(ModifyKind::Name(RenameMode::From)) => ev
+                .paths
+                .iter()
+                .map(|p| Command::Deleted(p.clone()))
+                .collect(),
+            EventKind::Create(_) | EventKind::Modify(_) => ev
+                .paths
+                .iter()
+                .filter(|p| ok(p))
+                .map(|p| Command::Changed(p.clone()))
+                .collect(),
             _ => Vec::new(),
         };
         if let Ok(tx) = tx.lock() {
@@ -518,12 +626,17 @@ fn start_watcher(root: &Path, tx: Sender<Command>) -> Option<notify::Recommended
         Ok(mut w) => match w.watch(root, RecursiveMode::Recursive) {
             Ok(()) => Some(w),
             Err(e) => {
-                tracing::warn!("cannot watch {} ({e}); changes on disk are seen only through the editor", root.display());
+                tracing::warn!(
+                    "cannot watch {} ({e}); changes on disk are seen only through the editor",
+                    root.display()
+                );
                 None
             }
         },
         Err(e) => {
-            tracing::warn!("no file watcher ({e}); changes on disk are seen only through the editor");
+            tracing::warn!(
+                "no file watcher ({e}); changes on disk are seen only through the editor"
+            );
             None
         }
     }

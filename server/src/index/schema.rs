@@ -1,7 +1,9 @@
 //! The tantivy schema of the code index: one document per chunk.
 
 use super::tokenizer::CODE_TOKENIZER;
-use tantivy::schema::{Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, FAST, INDEXED, STORED, STRING};
+use tantivy::schema::{
+    Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, FAST, INDEXED, STORED, STRING,
+};
 
 /// Bumped when the schema changes; an index with another version is rebuilt.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -30,7 +32,9 @@ pub struct Fields {
 pub fn build_schema() -> (Schema, Fields) {
     let mut b = Schema::builder();
     let code = |stored: bool| {
-        let idx = TextFieldIndexing::default().set_tokenizer(CODE_TOKENIZER).set_index_option(IndexRecordOption::WithFreqs);
+        let idx = TextFieldIndexing::default()
+            .set_tokenizer(CODE_TOKENIZER)
+            .set_index_option(IndexRecordOption::WithFreqs);
         let o = TextOptions::default().set_indexing_options(idx);
         if stored {
             o.set_stored()

@@ -28,19 +28,39 @@ impl IndexConfig {
             return Err(Invalid::new("index.max_file_kb", 0, "at least 1 KiB"));
         }
         if self.writer_memory_mb < 15 {
-            return Err(Invalid::new("index.writer_memory_mb", self.writer_memory_mb, "at least 15 MiB (tantivy's minimum)"));
+            return Err(Invalid::new(
+                "index.writer_memory_mb",
+                self.writer_memory_mb,
+                "at least 15 MiB (tantivy's minimum)",
+            ));
         }
         if !(20..=2000).contains(&self.window_lines) {
-            return Err(Invalid::new("index.window_lines", self.window_lines, "from 20 to 2000 lines"));
+            return Err(Invalid::new(
+                "index.window_lines",
+                self.window_lines,
+                "from 20 to 2000 lines",
+            ));
         }
         if self.window_overlap_lines >= self.window_lines {
-            return Err(Invalid::new("index.window_overlap_lines", self.window_overlap_lines, "fewer than index.window_lines"));
+            return Err(Invalid::new(
+                "index.window_overlap_lines",
+                self.window_overlap_lines,
+                "fewer than index.window_lines",
+            ));
         }
         if self.max_chunk_lines < 10 {
-            return Err(Invalid::new("index.max_chunk_lines", self.max_chunk_lines, "at least 10 lines"));
+            return Err(Invalid::new(
+                "index.max_chunk_lines",
+                self.max_chunk_lines,
+                "at least 10 lines",
+            ));
         }
         if !(0.0..1.0).contains(&self.pagerank_damping) {
-            return Err(Invalid::new("index.pagerank_damping", self.pagerank_damping, "a number in [0, 1)"));
+            return Err(Invalid::new(
+                "index.pagerank_damping",
+                self.pagerank_damping,
+                "a number in [0, 1)",
+            ));
         }
         Ok(())
     }
