@@ -344,7 +344,7 @@ impl ContextBuilder<'_> {
             } else if has(SectionKind::Outline, &sections) {
                 sections.retain(|s| s.kind != SectionKind::Outline);
                 dropped.push("outline".into());
-            } else if let (Some(p), Some((a, z))) = (primary, window) {
+            } else if let (Some(p), Some((a, z))) = (primary, window.filter(|(a, z)| z >= a)) {
                 if z > a {
                     // Halve the window around the focus line until it fits.
                     let len = (z - a + 1) / 2;
