@@ -184,6 +184,9 @@ pub struct ContextBuilder<'a> {
     pub counter: &'a TokenCounter,
 }
 
+/// A request's text, its search query, its file and 1-based focus lines.
+type RequestParts = (String, String, Option<String>, (usize, usize));
+
 struct Primary {
     path: String,
     lines: Vec<String>,
@@ -347,7 +350,7 @@ impl ContextBuilder<'_> {
             } else if let (Some(p), Some((a, z))) = (primary, window.filter(|(a, z)| z >= a)) {
                 if z > a {
                     // Halve the window around the focus line until it fits.
-                    let len = (z - a + 1) / 2;
+                    let len = (z - a + 1).div_ceil(2);
                     let f = p.focus.0.clamp(a, z);
                     let start = f.saturating_sub(len / 2).max(a);
                     let end = (start + len.saturating_sub(1)).min(z);
@@ -398,10 +401,7 @@ impl ContextBuilder<'_> {
     }
 
     /// The request's text, its search query, its file and 1-based focus lines.
-    fn request_text(
-        &self,
-        req: &ContextRequest,
-    ) -> Result<(String, String, Option<String>, (usize, usize)), ContextError> {
+    fn request_text(&self, req: &ContextRequest) -> Result<RequestParts, ContextError> {
         Ok(match &req.kind {
             RequestKind::Diagnostic {
                 path,

@@ -179,7 +179,7 @@ impl RepoMap {
 
     /// One line per folder (files, top symbols), best folders first, within `budget` tokens.
     pub fn render_folders(&self, budget: usize, count: &dyn Fn(&str) -> usize) -> String {
-        let mut folders: BTreeMap<String, (f64, usize, Vec<String>)> = BTreeMap::new();
+        let mut folders: BTreeMap<String, FolderStats> = BTreeMap::new();
         for f in &self.files {
             let dir = f
                 .path
@@ -195,7 +195,7 @@ impl RepoMap {
                 }
             }
         }
-        let mut list: Vec<(String, (f64, usize, Vec<String>))> = folders.into_iter().collect();
+        let mut list: Vec<(String, FolderStats)> = folders.into_iter().collect();
         list.sort_by(|a, b| b.1 .0.total_cmp(&a.1 .0).then(a.0.cmp(&b.0)));
         let mut out = String::new();
         let mut used = 0;
@@ -215,6 +215,9 @@ impl RepoMap {
         out
     }
 }
+
+/// Summed rank, file count and a few top symbol names of a folder.
+type FolderStats = (f64, usize, Vec<String>);
 
 /// A signature cut to a readable length.
 fn short(signature: &str, name: &str) -> String {
