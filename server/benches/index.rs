@@ -15,10 +15,7 @@ use tokio_util::sync::CancellationToken;
 
 fn stdlib_workspace() -> (tempfile::TempDir, PathBuf) {
     let out = std::process::Command::new("python3")
-        .args([
-            "-c",
-            "import sysconfig; print(sysconfig.get_paths()['stdlib'])",
-        ])
+        .args(["-c", "import sysconfig; print(sysconfig.get_paths()['stdlib'])"])
         .output()
         .expect("python3");
     let lib = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim().to_string());
@@ -39,11 +36,7 @@ fn stdlib_workspace() -> (tempfile::TempDir, PathBuf) {
 fn rss_kb() -> u64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmRSS:"))
-                .map(|l| l.to_string())
-        })
+        .and_then(|s| s.lines().find(|l| l.starts_with("VmRSS:")).map(|l| l.to_string()))
         .and_then(|l| l.split_whitespace().nth(1).and_then(|v| v.parse().ok()))
         .unwrap_or(0)
 }
@@ -69,12 +62,7 @@ fn main() {
     let files = walk_workspace(&root, &config.index);
     let bytes: u64 = files.iter().map(|f| f.size).sum();
     let mb = bytes as f64 / 1e6;
-    println!(
-        "corpus: {} ({} files, {:.1} MB)",
-        root.display(),
-        files.len(),
-        mb
-    );
+    println!("corpus: {} ({} files, {:.1} MB)", root.display(), files.len(), mb);
 
     // 1. Cold index vs tree-sitter parse-only.
     let t = Instant::now();
@@ -91,9 +79,7 @@ fn main() {
     let rss_before = rss_kb();
     let t = Instant::now();
     let idx = WorkspaceIndex::open(&root, cache.path(), &config.index).expect("open");
-    let s = idx
-        .index_all(|_| {}, &CancellationToken::new())
-        .expect("index");
+    let s = idx.index_all(|_| {}, &CancellationToken::new()).expect("index");
     let cold_s = t.elapsed().as_secs_f64();
     let rss_after = rss_kb();
     println!(
@@ -115,9 +101,7 @@ fn main() {
     let walk_s = t.elapsed().as_secs_f64();
     let t = Instant::now();
     let idx = WorkspaceIndex::open(&root, cache.path(), &config.index).expect("open");
-    let w = idx
-        .index_all(|_| {}, &CancellationToken::new())
-        .expect("warm");
+    let w = idx.index_all(|_| {}, &CancellationToken::new()).expect("warm");
     let warm_s = t.elapsed().as_secs_f64();
     println!(
         "warm start: {:.3}s ({} reindexed) | walk-only baseline {:.3}s | ratio {:.1}x",
@@ -128,10 +112,7 @@ fn main() {
     );
 
     // 3. One-file reindex (buffer update + flush) vs analysing the file alone.
-    let target = files
-        .iter()
-        .find(|f| f.rel.ends_with("json/decoder.py"))
-        .unwrap_or(&files[0]);
+    let target = files.iter().find(|f| f.rel.ends_with("json/decoder.py")).unwrap_or(&files[0]);
     let text = std::fs::read_to_string(&target.abs).unwrap_or_default();
     let (mut re, mut base) = (Vec::new(), Vec::new());
     for i in 0..20 {
@@ -145,7 +126,11 @@ fn main() {
     }
     println!(
         "one-file reindex ({}): p50 {:.1} ms p99 {:.1} ms | analyse-only baseline p50 {:.1} ms | ratio {:.1}x",
-        target.rel, ms(pct(&mut re, 0.5)), ms(pct(&mut re, 0.99)), ms(pct(&mut base, 0.5)), ms(pct(&mut re, 0.5)) / ms(pct(&mut base, 0.5))
+        target.rel,
+        ms(pct(&mut re, 0.5)),
+        ms(pct(&mut re, 0.99)),
+        ms(pct(&mut base, 0.5)),
+        ms(pct(&mut re, 0.5)) / ms(pct(&mut base, 0.5))
     );
 
     // 4. Query latency vs a one-term query.
@@ -169,31 +154,21 @@ fn main() {
     }
     println!(
         "query: p50 {:.2} ms p99 {:.2} ms | one-term baseline p50 {:.2} ms p99 {:.2} ms | ratio p50 {:.1}x",
-        ms(pct(&mut q, 0.5)), ms(pct(&mut q, 0.99)), ms(pct(&mut one, 0.5)), ms(pct(&mut one, 0.99)), ms(pct(&mut q, 0.5)) / ms(pct(&mut one, 0.5))
+        ms(pct(&mut q, 0.5)),
+        ms(pct(&mut q, 0.99)),
+        ms(pct(&mut one, 0.5)),
+        ms(pct(&mut one, 0.99)),
+        ms(pct(&mut q, 0.5)) / ms(pct(&mut one, 0.5))
     );
 
     // 5. Context build vs the repo map alone.
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
     let prompts = PromptLibrary::load(None).expect("prompts");
     let counter = TokenCounter::estimating(&config.budget);
-    let builder = ContextBuilder {
-        index: &idx,
-        prompts: &prompts,
-        config: &config,
-        memory: &NoMemory,
-        counter: &counter,
-    };
+    let builder =
+        ContextBuilder { index: &idx, prompts: &prompts, config: &config, memory: &NoMemory, counter: &counter };
     let (mut c, mut rm) = (Vec::new(), Vec::new());
-    for (i, f) in files
-        .iter()
-        .filter(|f| f.rel.ends_with(".py"))
-        .step_by(37)
-        .take(30)
-        .enumerate()
-    {
+    for (i, f) in files.iter().filter(|f| f.rel.ends_with(".py")).step_by(37).take(30).enumerate() {
         let req = ContextRequest {
             kind: RequestKind::Diagnostic {
                 path: f.rel.clone(),
@@ -207,16 +182,7 @@ fn main() {
         c.push(t.elapsed());
         let t = Instant::now();
         let _ = idx.with_files(|tb| {
-            RepoMap::build(
-                tb,
-                &RepoMapFocus {
-                    files: vec![f.rel.clone()],
-                    identifiers: vec![],
-                },
-                0.85,
-                30,
-                4,
-            )
+            RepoMap::build(tb, &RepoMapFocus { files: vec![f.rel.clone()], identifiers: vec![] }, 0.85, 30, 4)
         });
         rm.push(t.elapsed());
     }

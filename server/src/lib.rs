@@ -5,17 +5,17 @@
 //! `context` → `edits` → `sandbox` → `agent` → `lsp` / `cli` (adapters).
 //! See `docs/architecture.md` for the codemap and invariants.
 
-pub mod agent;
-pub mod cli;
 pub mod config;
+pub mod text;
+pub mod syntax;
+pub mod llm;
+pub mod store;
+pub mod memory;
+pub mod index;
 pub mod context;
 pub mod edits;
-pub mod index;
-pub mod llm;
-pub mod lsp;
-pub mod memory;
-pub mod paths;
 pub mod sandbox;
-pub mod store;
-pub mod syntax;
-pub mod text;
+pub mod agent;
+pub mod lsp;
+pub mod cli;
+pub mod paths;

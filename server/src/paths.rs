@@ -38,19 +38,10 @@ pub fn workspace_key(root: &Path) -> String {
     let canonical = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
     let name: String = canonical
         .file_name()
-        .map(|n| {
-            n.to_string_lossy()
-                .chars()
-                .filter(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
-                .collect()
-        })
+        .map(|n| n.to_string_lossy().chars().filter(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_').collect())
         .unwrap_or_default();
     let hash = xxhash_rust::xxh3::xxh3_64(canonical.as_os_str().as_encoded_bytes());
-    format!(
-        "{}-{:016x}",
-        if name.is_empty() { "root" } else { &name },
-        hash
-    )
+    format!("{}-{:016x}", if name.is_empty() { "root" } else { &name }, hash)
 }
 
 /// Per-workspace directories.
@@ -68,15 +59,7 @@ impl WorkspacePaths {
     /// Paths for `root`; `store_dir` (config `store.dir`) overrides the data directory when non-empty.
     pub fn new(root: &Path, store_dir: &str) -> Self {
         let key = workspace_key(root);
-        let data_dir = if store_dir.is_empty() {
-            data_root().join("workspaces").join(&key)
-        } else {
-            PathBuf::from(store_dir)
-        };
-        Self {
-            root: root.to_path_buf(),
-            cache_dir: cache_root().join("workspaces").join(&key),
-            data_dir,
-        }
+        let data_dir = if store_dir.is_empty() { data_root().join("workspaces").join(&key) } else { PathBuf::from(store_dir) };
+        Self { root: root.to_path_buf(), cache_dir: cache_root().join("workspaces").join(&key), data_dir }
     }
 }

@@ -8,21 +8,13 @@ use tinycoder::index::WorkspaceIndex;
 use tokio_util::sync::CancellationToken;
 
 fn cfg(watch: bool) -> IndexConfig {
-    let mut c = LoadedConfig::load(&ConfigInputs::default())
-        .unwrap()
-        .config
-        .index;
+    let mut c = LoadedConfig::load(&ConfigInputs::default()).unwrap().config.index;
     c.watch = watch;
     c
 }
 
 fn found(idx: &WorkspaceIndex, q: &str) -> Vec<String> {
-    idx.search(q, 10)
-        .unwrap()
-        .into_iter()
-        .filter(|h| h.symbol == q)
-        .map(|h| h.path)
-        .collect()
+    idx.search(q, 10).unwrap().into_iter().filter(|h| h.symbol == q).map(|h| h.path).collect()
 }
 
 /// Polls `cond` until it holds or `limit` passes; returns the time it took.
@@ -41,11 +33,7 @@ fn setup(watch: bool) -> (tempfile::TempDir, tempfile::TempDir, WorkspaceIndex) 
     let ws = tempfile::tempdir().unwrap();
     let cache = tempfile::tempdir().unwrap();
     std::fs::write(ws.path().join("a.py"), "def alpha_start():\n    return 1\n").unwrap();
-    std::fs::write(
-        ws.path().join("b.py"),
-        "def giraffe_unique():\n    return 2\n",
-    )
-    .unwrap();
+    std::fs::write(ws.path().join("b.py"), "def giraffe_unique():\n    return 2\n").unwrap();
     std::fs::create_dir(ws.path().join("pkg")).unwrap();
     std::fs::write(ws.path().join("pkg/c.rs"), "pub fn crab_walk() {}\n").unwrap();
     let idx = WorkspaceIndex::open(ws.path(), cache.path(), &cfg(watch)).unwrap();
@@ -64,14 +52,9 @@ fn buffer_edit_is_searchable_within_one_debounce_period() {
     );
     // update_buffer is a channel send: it returns long before the debounce ends.
     assert!(sent.elapsed() < debounce);
-    assert!(
-        found(&idx, "zebra_quux_handler").is_empty(),
-        "indexed before the debounce period"
-    );
+    assert!(found(&idx, "zebra_quux_handler").is_empty(), "indexed before the debounce period");
     // Debounce + commit; the limit is generous because the test machine is shared.
-    let took = wait_for(debounce * 20, || {
-        found(&idx, "zebra_quux_handler") == ["a.py"]
-    });
+    let took = wait_for(debounce * 20, || found(&idx, "zebra_quux_handler") == ["a.py"]);
     eprintln!("buffer edit searchable after {took:?} (debounce {debounce:?})");
     assert!(took.is_some(), "buffer edit never became searchable");
     assert!(idx.file_text("a.py").unwrap().contains("zebra"));
@@ -96,42 +79,28 @@ fn delete_and_rename_leave_nothing_stale() {
     assert!(found(&idx, "crab_walk").is_empty());
     for gone in ["a.py", "b.py", "pkg/c.rs"] {
         assert_eq!(idx.store().chunks_of(gone).unwrap(), 0, "{gone}");
-        assert!(
-            idx.with_files(|t| !t.files.contains_key(gone)),
-            "{gone} still in the file table"
-        );
+        assert!(idx.with_files(|t| !t.files.contains_key(gone)), "{gone} still in the file table");
     }
 }
 
 #[test]
 fn watcher_sees_changes_on_disk() {
     let (ws, _c, idx) = setup(true);
-    std::fs::write(
-        ws.path().join("new_file.py"),
-        "def okapi_from_disk():\n    pass\n",
-    )
-    .unwrap();
+    std::fs::write(ws.path().join("new_file.py"), "def okapi_from_disk():\n    pass\n").unwrap();
     std::fs::remove_file(ws.path().join("b.py")).unwrap();
     let limit = Duration::from_secs(20);
     assert!(
         wait_for(limit, || found(&idx, "okapi_from_disk") == ["new_file.py"]).is_some(),
         "created file not indexed"
     );
-    assert!(
-        wait_for(limit, || found(&idx, "giraffe_unique").is_empty()).is_some(),
-        "deleted file still indexed"
-    );
+    assert!(wait_for(limit, || found(&idx, "giraffe_unique").is_empty()).is_some(), "deleted file still indexed");
 }
 
 #[test]
 fn restart_reindexes_only_changed_files_and_forgets_deleted_ones() {
     let (ws, cache, idx) = setup(false);
     drop(idx);
-    std::fs::write(
-        ws.path().join("a.py"),
-        "def alpha_changed():\n    return 3\n",
-    )
-    .unwrap();
+    std::fs::write(ws.path().join("a.py"), "def alpha_changed():\n    return 3\n").unwrap();
     std::fs::remove_file(ws.path().join("b.py")).unwrap();
     let idx = WorkspaceIndex::open(ws.path(), cache.path(), &cfg(false)).unwrap();
     let s = idx.index_all(|_| {}, &CancellationToken::new()).unwrap();

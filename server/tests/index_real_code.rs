@@ -8,10 +8,7 @@ use tinycoder::index::{analyse, WorkspaceIndex};
 use tokio_util::sync::CancellationToken;
 
 fn index_cfg() -> IndexConfig {
-    let mut c = LoadedConfig::load(&ConfigInputs::default())
-        .unwrap()
-        .config
-        .index;
+    let mut c = LoadedConfig::load(&ConfigInputs::default()).unwrap().config.index;
     c.watch = false;
     c
 }
@@ -19,10 +16,7 @@ fn index_cfg() -> IndexConfig {
 /// The Python 3 standard library of the machine.
 fn stdlib() -> PathBuf {
     let out = std::process::Command::new("python3")
-        .args([
-            "-c",
-            "import sysconfig; print(sysconfig.get_paths()['stdlib'])",
-        ])
+        .args(["-c", "import sysconfig; print(sysconfig.get_paths()['stdlib'])"])
         .output()
         .expect("python3 must be installed for these tests");
     PathBuf::from(String::from_utf8(out.stdout).unwrap().trim())
@@ -38,105 +32,23 @@ fn stdlib_symbols_match_hand_checked_lines() {
     let cfg = index_cfg();
     // (file, symbol, kind, first line, last line, doc starts with), checked against Python's `ast`.
     let cases = [
-        (
-            "json/decoder.py",
-            "py_scanstring",
-            "function",
-            69,
-            126,
-            "Scan the string s for a JSON string.",
-        ),
-        (
-            "json/decoder.py",
-            "JSONDecoder",
-            "class",
-            254,
-            356,
-            "Simple JSON <https://json.org> decoder",
-        ),
-        (
-            "json/decoder.py",
-            "raw_decode",
-            "method",
-            343,
-            356,
-            "Decode a JSON document from ``s``",
-        ),
-        (
-            "email/utils.py",
-            "parseaddr",
-            "function",
-            208,
-            218,
-            "Parse addr into its constituent realname",
-        ),
-        (
-            "collections/__init__.py",
-            "OrderedDict",
-            "class",
-            78,
-            331,
-            "Dictionary that remembers insertion order",
-        ),
-        (
-            "collections/__init__.py",
-            "namedtuple",
-            "function",
-            350,
-            518,
-            "Returns a new subclass of tuple",
-        ),
-        (
-            "collections/__init__.py",
-            "most_common",
-            "method",
-            610,
-            624,
-            "List the n most common elements",
-        ),
-        (
-            "textwrap.py",
-            "TextWrapper",
-            "class",
-            17,
-            368,
-            "Object for wrapping/filling text.",
-        ),
-        (
-            "textwrap.py",
-            "_wrap_chunks",
-            "method",
-            238,
-            339,
-            "_wrap_chunks(chunks : [string])",
-        ),
-        (
-            "textwrap.py",
-            "dedent",
-            "function",
-            419,
-            467,
-            "Remove any common leading whitespace",
-        ),
+        ("json/decoder.py", "py_scanstring", "function", 69, 126, "Scan the string s for a JSON string."),
+        ("json/decoder.py", "JSONDecoder", "class", 254, 356, "Simple JSON <https://json.org> decoder"),
+        ("json/decoder.py", "raw_decode", "method", 343, 356, "Decode a JSON document from ``s``"),
+        ("email/utils.py", "parseaddr", "function", 208, 218, "Parse addr into its constituent realname"),
+        ("collections/__init__.py", "OrderedDict", "class", 78, 331, "Dictionary that remembers insertion order"),
+        ("collections/__init__.py", "namedtuple", "function", 350, 518, "Returns a new subclass of tuple"),
+        ("collections/__init__.py", "most_common", "method", 610, 624, "List the n most common elements"),
+        ("textwrap.py", "TextWrapper", "class", 17, 368, "Object for wrapping/filling text."),
+        ("textwrap.py", "_wrap_chunks", "method", 238, 339, "_wrap_chunks(chunks : [string])"),
+        ("textwrap.py", "dedent", "function", 419, 467, "Remove any common leading whitespace"),
     ];
     for (file, name, kind, first, last, doc) in cases {
         let a = analyse(file, &read(&lib.join(file)), &cfg);
-        let s = a
-            .symbols
-            .iter()
-            .find(|s| s.name == name)
-            .unwrap_or_else(|| panic!("{file}: no symbol {name}"));
-        assert_eq!(
-            (s.kind.as_str(), s.start_line, s.end_line),
-            (kind, first, last),
-            "{file} {name}"
-        );
+        let s = a.symbols.iter().find(|s| s.name == name).unwrap_or_else(|| panic!("{file}: no symbol {name}"));
+        assert_eq!((s.kind.as_str(), s.start_line, s.end_line), (kind, first, last), "{file} {name}");
         let chunk = a.chunks.iter().find(|c| c.symbol == name).unwrap();
-        assert!(
-            chunk.doc.trim_start().starts_with(doc),
-            "{file} {name}: doc {:?}",
-            chunk.doc
-        );
+        assert!(chunk.doc.trim_start().starts_with(doc), "{file} {name}: doc {:?}", chunk.doc);
     }
     let a = analyse("json/decoder.py", &read(&lib.join("json/decoder.py")), &cfg);
     let raw = a.chunks.iter().find(|c| c.symbol == "raw_decode").unwrap();
@@ -156,21 +68,10 @@ fn own_source_symbols_match_hand_checked_lines() {
         ("ModelRole", "enum", "pub enum ModelRole"),
     ] {
         let s = a.symbols.iter().find(|s| s.name == name).unwrap();
-        assert_eq!(
-            (s.kind.as_str(), s.start_line),
-            (kind, line_of(needle)),
-            "{name}"
-        );
+        assert_eq!((s.kind.as_str(), s.start_line), (kind, line_of(needle)), "{name}");
     }
-    let f = a
-        .symbols
-        .iter()
-        .find(|s| s.name == "parse_keep_alive")
-        .unwrap();
-    assert_eq!(
-        f.signature,
-        "pub fn parse_keep_alive(s: &str) -> Result<i64, String>"
-    );
+    let f = a.symbols.iter().find(|s| s.name == "parse_keep_alive").unwrap();
+    assert_eq!(f.signature, "pub fn parse_keep_alive(s: &str) -> Result<i64, String>");
 }
 
 #[test]
@@ -189,11 +90,7 @@ fn own_source_indexes_and_warm_start_reindexes_nothing() {
     assert!(first.indexed > 40 && first.symbols > 300, "{first:?}");
     let idx = WorkspaceIndex::open(&root, cache.path(), &cfg).unwrap();
     let warm = idx.index_all(|_| {}, &cancel).unwrap();
-    assert_eq!(
-        (warm.indexed, warm.removed, warm.unchanged),
-        (0, 0, first.files),
-        "{warm:?}"
-    );
+    assert_eq!((warm.indexed, warm.removed, warm.unchanged), (0, 0, first.files), "{warm:?}");
     assert_eq!(warm.chunks, first.chunks);
     assert_eq!(idx.store().num_chunks() as usize, first.chunks);
 }

@@ -56,10 +56,7 @@ struct Query {
 
 fn stdlib() -> PathBuf {
     let out = std::process::Command::new("python3")
-        .args([
-            "-c",
-            "import sysconfig; print(sysconfig.get_paths()['stdlib'])",
-        ])
+        .args(["-c", "import sysconfig; print(sysconfig.get_paths()['stdlib'])"])
         .output()
         .expect("python3 must be installed");
     PathBuf::from(String::from_utf8(out.stdout).unwrap().trim())
@@ -72,29 +69,16 @@ pub fn stdlib_workspace() -> tempfile::TempDir {
     for part in STDLIB_PARTS {
         std::os::unix::fs::symlink(lib.join(part), ws.path().join(part)).unwrap();
     }
-    std::fs::write(
-        ws.path().join(".tinycoderignore"),
-        "test/\ntests/\n__pycache__/\n",
-    )
-    .unwrap();
+    std::fs::write(ws.path().join(".tinycoderignore"), "test/\ntests/\n__pycache__/\n").unwrap();
     ws
 }
 
 fn open(root: &Path, cache: &Path) -> WorkspaceIndex {
-    let mut cfg = LoadedConfig::load(&ConfigInputs::default())
-        .unwrap()
-        .config
-        .index;
+    let mut cfg = LoadedConfig::load(&ConfigInputs::default()).unwrap().config.index;
     cfg.watch = false;
     let idx = WorkspaceIndex::open(root, cache, &cfg).unwrap();
     let s = idx.index_all(|_| {}, &CancellationToken::new()).unwrap();
-    eprintln!(
-        "{}: {} files, {} symbols, {} chunks",
-        root.display(),
-        s.total_files,
-        s.symbols,
-        s.chunks
-    );
+    eprintln!("{}: {} files, {} symbols, {} chunks", root.display(), s.total_files, s.symbols, s.chunks);
     idx
 }
 
@@ -104,10 +88,7 @@ fn retrieval_recall_on_real_code() {
     let queries: Queries = toml::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
     assert!(queries.query.len() >= 30);
     let caches = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
-    let own = open(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
-        caches.0.path(),
-    );
+    let own = open(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"), caches.0.path());
     let ws = stdlib_workspace();
     let lib = open(ws.path(), caches.1.path());
     let (mut at1, mut at5) = (0, 0);
@@ -116,9 +97,7 @@ fn retrieval_recall_on_real_code() {
         let hits = idx.search(&q.text, 5).unwrap();
         let rank = hits.iter().position(|h| {
             (h.path == q.path || format!("src/{}", h.path) == q.path)
-                && q.symbol
-                    .as_ref()
-                    .is_none_or(|s| h.symbol == *s || h.container.split('.').any(|c| c == s))
+                && q.symbol.as_ref().is_none_or(|s| h.symbol == *s || h.container.split('.').any(|c| c == s))
         });
         match rank {
             Some(0) => {
@@ -128,11 +107,7 @@ fn retrieval_recall_on_real_code() {
             Some(_) => at5 += 1,
             None => {}
         }
-        let top: Vec<String> = hits
-            .iter()
-            .take(3)
-            .map(|h| format!("{}:{}", h.path, h.symbol))
-            .collect();
+        let top: Vec<String> = hits.iter().take(3).map(|h| format!("{}:{}", h.path, h.symbol)).collect();
         eprintln!(
             "{:>5} {:<70} -> {top:?}",
             rank.map(|r| format!("@{}", r + 1)).unwrap_or("miss".into()),
@@ -142,8 +117,5 @@ fn retrieval_recall_on_real_code() {
     let n = queries.query.len() as f64;
     let (r1, r5) = (at1 as f64 / n, at5 as f64 / n);
     eprintln!("recall@1 = {r1:.2} ({at1}/{n}), recall@5 = {r5:.2} ({at5}/{n})");
-    assert!(
-        r1 >= MIN_RECALL_AT_1 && r5 >= MIN_RECALL_AT_5,
-        "recall@1 {r1:.2} recall@5 {r5:.2} below the floor"
-    );
+    assert!(r1 >= MIN_RECALL_AT_1 && r5 >= MIN_RECALL_AT_5, "recall@1 {r1:.2} recall@5 {r5:.2} below the floor");
 }

@@ -24,12 +24,7 @@ pub async fn run(args: Args, workspace: Option<PathBuf>) -> anyhow::Result<ExitC
         out = serde_json::to_string_pretty(&map)?;
         out.push('\n');
     } else {
-        let width = rows
-            .iter()
-            .map(|(k, v, _)| k.len() + v.len())
-            .max()
-            .unwrap_or(0)
-            + 4;
+        let width = rows.iter().map(|(k, v, _)| k.len() + v.len()).max().unwrap_or(0) + 4;
         for (k, v, o) in rows {
             let lhs = format!("{k} = {v}");
             out.push_str(&format!("{lhs:<width$} # {o}\n"));

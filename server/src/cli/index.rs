@@ -51,10 +51,7 @@ pub struct ContextArgs {
     pub json: bool,
 }
 
-fn open(
-    workspace: Option<PathBuf>,
-    path: Option<PathBuf>,
-) -> anyhow::Result<(CliContext, WorkspaceIndex)> {
+fn open(workspace: Option<PathBuf>, path: Option<PathBuf>) -> anyhow::Result<(CliContext, WorkspaceIndex)> {
     let ctx = CliContext::load(path.or(workspace))?;
     let mut cfg = ctx.loaded.config.clone();
     cfg.index.watch = false; // one-shot commands need no watcher
@@ -65,10 +62,7 @@ fn open(
 
 async fn sync(index: Arc<WorkspaceIndex>, bar: bool) -> anyhow::Result<crate::index::IndexSummary> {
     let summary = tokio::task::spawn_blocking(move || {
-        let pb = indicatif::ProgressBar::with_draw_target(
-            Some(0),
-            indicatif::ProgressDrawTarget::stderr(),
-        );
+        let pb = indicatif::ProgressBar::with_draw_target(Some(0), indicatif::ProgressDrawTarget::stderr());
         if bar {
             pb.set_style(
                 indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} files {wide_msg}")
@@ -118,62 +112,33 @@ pub async fn run_search(args: SearchArgs, workspace: Option<PathBuf>) -> anyhow:
         println!("{}", serde_json::to_string_pretty(&hits)?);
     } else {
         for h in &hits {
-            let name = if h.symbol.is_empty() {
-                String::new()
-            } else {
-                format!(" {} {}", h.kind, h.symbol)
-            };
-            println!(
-                "{:7.2}  {}:{}-{}{}",
-                h.score, h.path, h.start_line, h.end_line, name
-            );
+            let name = if h.symbol.is_empty() { String::new() } else { format!(" {} {}", h.kind, h.symbol) };
+            println!("{:7.2}  {}:{}-{}{}", h.score, h.path, h.start_line, h.end_line, name);
         }
     }
-    Ok(if hits.is_empty() {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(if hits.is_empty() { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 
 /// `tinycoder context --at FILE:LINE [--message TEXT]`.
-pub async fn run_context(
-    args: ContextArgs,
-    workspace: Option<PathBuf>,
-) -> anyhow::Result<ExitCode> {
+pub async fn run_context(args: ContextArgs, workspace: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     let (file, line) = args
         .at
         .rsplit_once(':')
         .and_then(|(f, l)| l.parse::<usize>().ok().map(|l| (f.to_string(), l)))
         .with_context(|| format!("--at `{}` is not FILE:LINE (e.g. src/main.rs:12)", args.at))?;
     let role: ModelRole = serde_json::from_value(serde_json::Value::String(args.role.clone()))
-        .with_context(|| {
-            format!(
-                "--role `{}` is not one of planner, coder, critic, summarizer",
-                args.role
-            )
-        })?;
+        .with_context(|| format!("--role `{}` is not one of planner, coder, critic, summarizer", args.role))?;
     let (ctx, index) = open(workspace, None)?;
     let index = Arc::new(index);
     sync(index.clone(), false).await?;
     let cfg = &ctx.loaded.config;
-    let prompts_dir =
-        (!cfg.prompts.dir.is_empty()).then(|| Path::new(&cfg.prompts.dir).to_path_buf());
+    let prompts_dir = (!cfg.prompts.dir.is_empty()).then(|| Path::new(&cfg.prompts.dir).to_path_buf());
     let prompts = PromptLibrary::load(prompts_dir.as_deref())?;
     let counter = TokenCounter::estimating(&cfg.budget);
-    let builder = ContextBuilder {
-        index: &index,
-        prompts: &prompts,
-        config: cfg,
-        memory: &NoMemory,
-        counter: &counter,
-    };
+    let builder =
+        ContextBuilder { index: &index, prompts: &prompts, config: cfg, memory: &NoMemory, counter: &counter };
     let kind = match args.message {
-        Some(m) => RequestKind::Diagnostic {
-            path: file,
-            line,
-            message: m,
-        },
+        Some(m) => RequestKind::Diagnostic { path: file, line, message: m },
         None => RequestKind::Selection {
             path: file,
             start_line: line,

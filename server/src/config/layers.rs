@@ -41,25 +41,13 @@ impl fmt::Display for Origin {
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     #[error("cannot read config file {path}: {source}")]
-    Read {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    Read { path: PathBuf, source: std::io::Error },
     #[error("{origin} is not valid TOML: {message}")]
     Syntax { origin: Origin, message: String },
     #[error("{origin}: key `{key}` has value {value}; expected {expected}")]
-    Invalid {
-        origin: Origin,
-        key: String,
-        value: String,
-        expected: String,
-    },
+    Invalid { origin: Origin, key: String, value: String, expected: String },
     #[error("{origin}: unknown key `{key}`; known keys here: {known}")]
-    UnknownKey {
-        origin: Origin,
-        key: String,
-        known: String,
-    },
+    UnknownKey { origin: Origin, key: String, known: String },
 }
 
 /// The sources to layer over the built-in defaults.
@@ -84,12 +72,7 @@ impl ConfigInputs {
             .find(|(k, _)| k == ENV_CONFIG_FILE)
             .map(|(_, v)| PathBuf::from(v))
             .or_else(|| crate::paths::user_config_file());
-        Self {
-            user_file,
-            workspace_root,
-            env,
-            init_options: None,
-        }
+        Self { user_file, workspace_root, env, init_options: None }
     }
 }
 
@@ -105,13 +88,9 @@ pub struct LoadedConfig {
 impl LoadedConfig {
     /// Loads and validates the configuration from `inputs`.
     pub fn load(inputs: &ConfigInputs) -> Result<Self, ConfigError> {
-        let mut merged: Table =
-            DEFAULT_TOML
-                .parse()
-                .map_err(|e: toml::de::Error| ConfigError::Syntax {
-                    origin: Origin::Default,
-                    message: e.to_string(),
-                })?;
+        let mut merged: Table = DEFAULT_TOML
+            .parse()
+            .map_err(|e: toml::de::Error| ConfigError::Syntax { origin: Origin::Default, message: e.to_string() })?;
         let mut origins = BTreeMap::new();
         record_origins(&merged, "", &Origin::Default, &mut origins);
         let defaults = merged.clone();
@@ -150,45 +129,30 @@ impl LoadedConfig {
             merge(&mut merged, layer, "", &origin, &mut origins)?;
         }
 
-        let config: Config = serde_path_to_error::deserialize(Value::Table(merged.clone()))
-            .map_err(|e| {
-                let key = e.path().to_string();
-                let value = lookup(&merged, &key)
-                    .map(render_value)
-                    .unwrap_or_else(|| "(missing)".into());
-                ConfigError::Invalid {
-                    origin: origins.get(&key).cloned().unwrap_or(Origin::Default),
-                    key,
-                    value,
-                    expected: e.into_inner().to_string(),
-                }
-            })?;
+        let config: Config = serde_path_to_error::deserialize(Value::Table(merged.clone())).map_err(|e| {
+            let key = e.path().to_string();
+            let value = lookup(&merged, &key).map(render_value).unwrap_or_else(|| "(missing)".into());
+            ConfigError::Invalid {
+                origin: origins.get(&key).cloned().unwrap_or(Origin::Default),
+                key,
+                value,
+                expected: e.into_inner().to_string(),
+            }
+        })?;
         config.validate().map_err(|inv| ConfigError::Invalid {
             origin: origins.get(&inv.key).cloned().unwrap_or(Origin::Default),
             key: inv.key,
             value: inv.value,
             expected: inv.expected,
         })?;
-        Ok(Self {
-            config,
-            origins,
-            merged,
-        })
+        Ok(Self { config, origins, merged })
     }
 
     /// Every leaf key with its effective value and origin, in key order.
     pub fn describe(&self) -> Vec<(String, String, Origin)> {
         self.origins
             .iter()
-            .map(|(k, o)| {
-                (
-                    k.clone(),
-                    lookup(&self.merged, k)
-                        .map(render_value)
-                        .unwrap_or_default(),
-                    o.clone(),
-                )
-            })
+            .map(|(k, o)| (k.clone(), lookup(&self.merged, k).map(render_value).unwrap_or_default(), o.clone()))
             .collect()
     }
 }
@@ -197,19 +161,11 @@ fn read_toml_file(path: &Path, origin: Origin) -> Result<Option<Table>, ConfigEr
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => {
-            return Err(ConfigError::Read {
-                path: path.to_path_buf(),
-                source: e,
-            })
-        }
+        Err(e) => return Err(ConfigError::Read { path: path.to_path_buf(), source: e }),
     };
     text.parse::<Table>()
         .map(Some)
-        .map_err(|e| ConfigError::Syntax {
-            origin,
-            message: e.to_string(),
-        })
+        .map_err(|e| ConfigError::Syntax { origin, message: e.to_string() })
 }
 
 /// `TINYCODER_MODELS__CODER__NAME=x` → `{models: {coder: {name: "x"}}}`.
@@ -251,11 +207,9 @@ fn json_to_toml(v: &serde_json::Value) -> Option<Value> {
         },
         serde_json::Value::String(s) => Value::String(s.clone()),
         serde_json::Value::Array(a) => Value::Array(a.iter().filter_map(json_to_toml).collect()),
-        serde_json::Value::Object(o) => Value::Table(
-            o.iter()
-                .filter_map(|(k, v)| Some((k.clone(), json_to_toml(v)?)))
-                .collect(),
-        ),
+        serde_json::Value::Object(o) => {
+            Value::Table(o.iter().filter_map(|(k, v)| Some((k.clone(), json_to_toml(v)?))).collect())
+        }
     })
 }
 
@@ -280,12 +234,7 @@ fn record_origins(t: &Table, prefix: &str, origin: &Origin, out: &mut BTreeMap<S
 }
 
 /// Every key of a layer must exist in the defaults, so a typo is reported with the file it is in.
-fn check_known_keys(
-    layer: &Table,
-    defaults: &Table,
-    prefix: &str,
-    origin: &Origin,
-) -> Result<(), ConfigError> {
+fn check_known_keys(layer: &Table, defaults: &Table, prefix: &str, origin: &Origin) -> Result<(), ConfigError> {
     for (k, v) in layer {
         let key = join(prefix, k);
         match defaults.get(k) {
@@ -372,18 +321,10 @@ mod tests {
     fn layers_apply_in_order_with_origins() {
         let dir = tempfile::tempdir().unwrap();
         let user = dir.path().join("user.toml");
-        std::fs::write(
-            &user,
-            "[backend]\nurl = \"http://user:1\"\n[models.coder]\nname = \"u\"\n",
-        )
-        .unwrap();
+        std::fs::write(&user, "[backend]\nurl = \"http://user:1\"\n[models.coder]\nname = \"u\"\n").unwrap();
         let ws = dir.path().join("ws");
         std::fs::create_dir(&ws).unwrap();
-        std::fs::write(
-            ws.join(WORKSPACE_FILE),
-            "[backend]\nurl = \"http://ws:2\"\n",
-        )
-        .unwrap();
+        std::fs::write(ws.join(WORKSPACE_FILE), "[backend]\nurl = \"http://ws:2\"\n").unwrap();
         let c = load(ConfigInputs {
             user_file: Some(user.clone()),
             workspace_root: Some(ws.clone()),
@@ -392,38 +333,22 @@ mod tests {
         })
         .unwrap();
         assert_eq!(c.config.backend.url, "http://ws:2");
-        assert_eq!(
-            c.origins["backend.url"],
-            Origin::WorkspaceFile(ws.join(WORKSPACE_FILE))
-        );
+        assert_eq!(c.origins["backend.url"], Origin::WorkspaceFile(ws.join(WORKSPACE_FILE)));
         assert_eq!(c.config.models.coder.name, "u");
         assert_eq!(c.origins["models.coder.name"], Origin::UserFile(user));
         assert_eq!(c.config.models.coder.num_ctx, 4096);
-        assert_eq!(
-            c.origins["models.coder.num_ctx"],
-            Origin::Env("TINYCODER_MODELS__CODER__NUM_CTX".into())
-        );
+        assert_eq!(c.origins["models.coder.num_ctx"], Origin::Env("TINYCODER_MODELS__CODER__NUM_CTX".into()));
         assert_eq!(c.config.models.critic.name, "from-editor");
-        assert_eq!(
-            c.origins["models.critic.name"],
-            Origin::InitializationOptions
-        );
+        assert_eq!(c.origins["models.critic.name"], Origin::InitializationOptions);
     }
 
     #[test]
     fn bad_type_names_file_key_value_and_expectation() {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(
-            dir.path().join(WORKSPACE_FILE),
-            "[models.coder]\nnum_ctx = \"big\"\n",
-        )
-        .unwrap();
-        let err = load(ConfigInputs {
-            workspace_root: Some(dir.path().into()),
-            ..Default::default()
-        })
-        .unwrap_err()
-        .to_string();
+        std::fs::write(dir.path().join(WORKSPACE_FILE), "[models.coder]\nnum_ctx = \"big\"\n").unwrap();
+        let err = load(ConfigInputs { workspace_root: Some(dir.path().into()), ..Default::default() })
+            .unwrap_err()
+            .to_string();
         assert!(err.contains(".tinycoder.toml"), "{err}");
         assert!(err.contains("models.coder.num_ctx"), "{err}");
         assert!(err.contains("\"big\""), "{err}");
@@ -438,10 +363,7 @@ mod tests {
         })
         .unwrap_err()
         .to_string();
-        assert!(
-            err.contains("TINYCODER_MODELS__CRITIC__TEMPERATURE"),
-            "{err}"
-        );
+        assert!(err.contains("TINYCODER_MODELS__CRITIC__TEMPERATURE"), "{err}");
         assert!(err.contains("from 0 to 2"), "{err}");
     }
 
@@ -449,12 +371,9 @@ mod tests {
     fn unknown_key_is_an_error_naming_the_file() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join(WORKSPACE_FILE), "[backend]\nulr = \"x\"\n").unwrap();
-        let err = load(ConfigInputs {
-            workspace_root: Some(dir.path().into()),
-            ..Default::default()
-        })
-        .unwrap_err()
-        .to_string();
+        let err = load(ConfigInputs { workspace_root: Some(dir.path().into()), ..Default::default() })
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("backend.ulr") && err.contains("url"), "{err}");
     }
 
@@ -462,25 +381,15 @@ mod tests {
     fn syntax_error_names_the_file() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join(WORKSPACE_FILE), "[backend\n").unwrap();
-        let err = load(ConfigInputs {
-            workspace_root: Some(dir.path().into()),
-            ..Default::default()
-        })
-        .unwrap_err()
-        .to_string();
-        assert!(
-            err.contains(".tinycoder.toml") && err.contains("not valid TOML"),
-            "{err}"
-        );
+        let err = load(ConfigInputs { workspace_root: Some(dir.path().into()), ..Default::default() })
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(".tinycoder.toml") && err.contains("not valid TOML"), "{err}");
     }
 
     #[test]
     fn env_without_double_underscore_is_ignored() {
-        let c = load(ConfigInputs {
-            env: vec![("TINYCODER_LOG".into(), "x".into())],
-            ..Default::default()
-        })
-        .unwrap();
+        let c = load(ConfigInputs { env: vec![("TINYCODER_LOG".into(), "x".into())], ..Default::default() }).unwrap();
         assert_eq!(c.config.log.level, "info");
     }
 }

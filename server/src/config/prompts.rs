@@ -40,31 +40,13 @@ prompts! {
 #[derive(Debug, thiserror::Error)]
 pub enum PromptError {
     #[error("cannot read prompt {path}: {source}")]
-    Read {
-        path: PathBuf,
-        source: std::io::Error,
-    },
-    #[error(
-        "prompt `{name}` ({origin}) uses unknown variable `{{{{{var}}}}}`; it may use: {allowed}"
-    )]
-    UnknownVariable {
-        name: String,
-        origin: String,
-        var: String,
-        allowed: String,
-    },
+    Read { path: PathBuf, source: std::io::Error },
+    #[error("prompt `{name}` ({origin}) uses unknown variable `{{{{{var}}}}}`; it may use: {allowed}")]
+    UnknownVariable { name: String, origin: String, var: String, allowed: String },
     #[error("prompt `{name}` ({origin}) never uses variable `{{{{{var}}}}}`, which it must show the model")]
-    MissingVariable {
-        name: String,
-        origin: String,
-        var: String,
-    },
+    MissingVariable { name: String, origin: String, var: String },
     #[error("prompt `{name}` ({origin}) has an unclosed `{{{{` at byte {at}")]
-    Unclosed {
-        name: String,
-        origin: String,
-        at: usize,
-    },
+    Unclosed { name: String, origin: String, at: usize },
     #[error("prompt `{name}` rendered without variable `{var}` (a bug in tinycoder)")]
     NotSupplied { name: String, var: String },
 }
@@ -86,18 +68,11 @@ impl PromptLibrary {
     pub fn load(dir: Option<&Path>) -> Result<Self, PromptError> {
         let mut templates = BTreeMap::new();
         for id in PromptId::ALL {
-            let builtin = BUILTIN
-                .iter()
-                .find(|(n, _)| *n == id.name)
-                .map(|(_, t)| *t)
-                .unwrap_or("");
+            let builtin = BUILTIN.iter().find(|(n, _)| *n == id.name).map(|(_, t)| *t).unwrap_or("");
             let (text, origin) = match dir.map(|d| d.join(format!("{}.md", id.name))) {
                 Some(path) if path.exists() => {
-                    let text =
-                        std::fs::read_to_string(&path).map_err(|source| PromptError::Read {
-                            path: path.clone(),
-                            source,
-                        })?;
+                    let text = std::fs::read_to_string(&path)
+                        .map_err(|source| PromptError::Read { path: path.clone(), source })?;
                     (text, path.display().to_string())
                 }
                 _ => (builtin.to_string(), "built in".to_string()),
@@ -109,13 +84,10 @@ impl PromptLibrary {
 
     /// Renders `id` with `vars` (each declared variable exactly once).
     pub fn render(&self, id: PromptId, vars: &[(&str, &str)]) -> Result<String, PromptError> {
-        let pieces = self
-            .templates
-            .get(id.name)
-            .ok_or_else(|| PromptError::NotSupplied {
-                name: id.name.into(),
-                var: "(template not loaded)".into(),
-            })?;
+        let pieces = self.templates.get(id.name).ok_or_else(|| PromptError::NotSupplied {
+            name: id.name.into(),
+            var: "(template not loaded)".into(),
+        })?;
         let mut out = String::new();
         for p in pieces {
             match p {
@@ -125,10 +97,7 @@ impl PromptLibrary {
                         .iter()
                         .find(|(k, _)| k == v)
                         .map(|(_, val)| *val)
-                        .ok_or_else(|| PromptError::NotSupplied {
-                            name: id.name.into(),
-                            var: v.clone(),
-                        })?;
+                        .ok_or_else(|| PromptError::NotSupplied { name: id.name.into(), var: v.clone() })?;
                     out.push_str(value);
                 }
             }
@@ -156,11 +125,7 @@ fn parse(id: &PromptId, text: &str, origin: &str) -> Result<Vec<Piece>, PromptEr
                 name: id.name.into(),
                 origin: origin.into(),
                 var,
-                allowed: if id.vars.is_empty() {
-                    "(none)".into()
-                } else {
-                    id.vars.join(", ")
-                },
+                allowed: if id.vars.is_empty() { "(none)".into() } else { id.vars.join(", ") },
             });
         }
         used.insert(var.clone());
@@ -171,11 +136,7 @@ fn parse(id: &PromptId, text: &str, origin: &str) -> Result<Vec<Piece>, PromptEr
     }
     pieces.push(Piece::Text(rest.to_string()));
     if let Some(missing) = id.vars.iter().find(|v| !used.contains(**v)) {
-        return Err(PromptError::MissingVariable {
-            name: id.name.into(),
-            origin: origin.into(),
-            var: missing.to_string(),
-        });
+        return Err(PromptError::MissingVariable { name: id.name.into(), origin: origin.into(), var: missing.to_string() });
     }
     Ok(pieces)
 }
@@ -188,10 +149,7 @@ mod tests {
     fn builtin_prompts_load_and_render() {
         let lib = PromptLibrary::load(None).unwrap();
         let out = lib
-            .render(
-                PromptId::CHAT_FILE_CONTEXT,
-                &[("path", "a.py"), ("language", "python"), ("code", "x = 1")],
-            )
+            .render(PromptId::CHAT_FILE_CONTEXT, &[("path", "a.py"), ("language", "python"), ("code", "x = 1")])
             .unwrap();
         assert!(out.contains("a.py") && out.contains("x = 1"));
     }
@@ -199,31 +157,16 @@ mod tests {
     #[test]
     fn override_with_unknown_variable_fails_at_load() {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(
-            dir.path().join("chat_file_context.md"),
-            "{{path}} {{language}} {{code}} {{oops}}",
-        )
-        .unwrap();
-        let err = PromptLibrary::load(Some(dir.path()))
-            .unwrap_err()
-            .to_string();
-        assert!(
-            err.contains("oops") && err.contains("chat_file_context"),
-            "{err}"
-        );
+        std::fs::write(dir.path().join("chat_file_context.md"), "{{path}} {{language}} {{code}} {{oops}}").unwrap();
+        let err = PromptLibrary::load(Some(dir.path())).unwrap_err().to_string();
+        assert!(err.contains("oops") && err.contains("chat_file_context"), "{err}");
     }
 
     #[test]
     fn override_missing_a_variable_fails_at_load() {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::write(
-            dir.path().join("chat_file_context.md"),
-            "{{path}} {{language}}",
-        )
-        .unwrap();
-        let err = PromptLibrary::load(Some(dir.path()))
-            .unwrap_err()
-            .to_string();
+        std::fs::write(dir.path().join("chat_file_context.md"), "{{path}} {{language}}").unwrap();
+        let err = PromptLibrary::load(Some(dir.path())).unwrap_err().to_string();
         assert!(err.contains("`{{code}}`"), "{err}");
     }
 
@@ -231,9 +174,6 @@ mod tests {
     fn unclosed_placeholder_fails_at_load() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("structured_retry.md"), "{{error}} {{ oops").unwrap();
-        assert!(matches!(
-            PromptLibrary::load(Some(dir.path())),
-            Err(PromptError::Unclosed { .. })
-        ));
+        assert!(matches!(PromptLibrary::load(Some(dir.path())), Err(PromptError::Unclosed { .. })));
     }
 }

@@ -67,31 +67,19 @@ pub struct TokenCounter {
 
 impl std::fmt::Debug for TokenCounter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TokenCounter")
-            .field("exact", &self.exact.as_ref().map(|(_, r)| *r))
-            .finish()
+        f.debug_struct("TokenCounter").field("exact", &self.exact.as_ref().map(|(_, r)| *r)).finish()
     }
 }
 
 impl TokenCounter {
     /// A counter that only estimates.
     pub fn estimating(budget: &BudgetConfig) -> Self {
-        Self {
-            estimator: TokenEstimator::new(budget),
-            exact: None,
-        }
+        Self { estimator: TokenEstimator::new(budget), exact: None }
     }
 
     /// A counter asking `client` for exact counts of `role`'s model, estimating when it cannot.
-    pub fn with_model(
-        budget: &BudgetConfig,
-        client: Arc<dyn ModelClient>,
-        role: ModelRole,
-    ) -> Self {
-        Self {
-            estimator: TokenEstimator::new(budget),
-            exact: Some((client, role)),
-        }
+    pub fn with_model(budget: &BudgetConfig, client: Arc<dyn ModelClient>, role: ModelRole) -> Self {
+        Self { estimator: TokenEstimator::new(budget), exact: Some((client, role)) }
     }
 
     /// The estimator (synchronous; used for ranking decisions before the exact check).
@@ -132,8 +120,7 @@ impl TokenBudget {
 
     /// Tokens the prompt may take.
     pub fn available(&self) -> usize {
-        self.num_ctx
-            .saturating_sub(self.reserved_output + self.safety_margin)
+        self.num_ctx.saturating_sub(self.reserved_output + self.safety_margin)
     }
 
     /// `prompt + reserved output + safety margin ≤ num_ctx`.
@@ -148,24 +135,14 @@ mod tests {
 
     #[test]
     fn estimate_counts_classes() {
-        let b = crate::config::LoadedConfig::load(&crate::config::ConfigInputs::default())
-            .unwrap()
-            .config
-            .budget;
-        let e = TokenEstimator {
-            factor: 1.0,
-            ..TokenEstimator::new(&b)
-        };
+        let b = crate::config::LoadedConfig::load(&crate::config::ConfigInputs::default()).unwrap().config.budget;
+        let e = TokenEstimator { factor: 1.0, ..TokenEstimator::new(&b) };
         assert_eq!(e.estimate(""), 0);
         assert_eq!(e.estimate("12"), 2);
         assert_eq!(e.estimate("abcdefghij"), 2); // 10 letters / 5
         assert_eq!(e.estimate("é"), 2); // two UTF-8 bytes
         assert_eq!(e.estimate("a(b)"), 4);
-        let t = TokenBudget {
-            num_ctx: 100,
-            reserved_output: 30,
-            safety_margin: 10,
-        };
+        let t = TokenBudget { num_ctx: 100, reserved_output: 30, safety_margin: 10 };
         assert!(t.can_fit(60) && !t.can_fit(61));
         assert_eq!(t.available(), 60);
     }

@@ -12,18 +12,9 @@ use std::path::Path;
 #[derive(Debug, Clone, PartialEq)]
 pub enum RequestKind {
     /// A diagnostic at 1-based `line` of `path` (relative to the workspace).
-    Diagnostic {
-        path: String,
-        line: usize,
-        message: String,
-    },
+    Diagnostic { path: String, line: usize, message: String },
     /// An instruction for 1-based lines `start_line..=end_line` of `path`.
-    Selection {
-        path: String,
-        start_line: usize,
-        end_line: usize,
-        instruction: String,
-    },
+    Selection { path: String, start_line: usize, end_line: usize, instruction: String },
     /// A question, optionally about a file.
     Question { text: String, path: Option<String> },
 }
@@ -117,20 +108,12 @@ pub struct BuiltContext {
 impl BuiltContext {
     /// The system prompt.
     pub fn system(&self) -> &str {
-        self.sections
-            .iter()
-            .find(|s| s.kind == SectionKind::System)
-            .map(|s| s.text.as_str())
-            .unwrap_or("")
+        self.sections.iter().find(|s| s.kind == SectionKind::System).map(|s| s.text.as_str()).unwrap_or("")
     }
 
     /// Everything but the system prompt, as the user message.
     pub fn user_message(&self) -> String {
-        render(
-            self.sections
-                .iter()
-                .filter(|s| s.kind != SectionKind::System),
-        )
+        render(self.sections.iter().filter(|s| s.kind != SectionKind::System))
     }
 
     /// The whole prompt as counted (system, then the user message).
@@ -167,12 +150,7 @@ pub enum ContextError {
         "the request alone needs {needed} tokens but the {role} model has {available} for its prompt \
          (num_ctx {num_ctx} minus reserved output and margin); shorten the request or raise models.{role}.num_ctx"
     )]
-    DoesNotFit {
-        needed: usize,
-        available: usize,
-        num_ctx: usize,
-        role: ModelRole,
-    },
+    DoesNotFit { needed: usize, available: usize, num_ctx: usize, role: ModelRole },
 }
 
 /// Builds contexts from the index, prompts, memory and configuration.
@@ -202,10 +180,7 @@ impl ContextBuilder<'_> {
         let b = &self.config.budget;
         let system = self.prompts.render(PromptId::CONTEXT_SYSTEM, &[])?;
         let (request, query, path, focus) = self.request_text(req)?;
-        let mut sections = vec![
-            section(SectionKind::System, "", system),
-            section(SectionKind::Request, "", request),
-        ];
+        let mut sections = vec![section(SectionKind::System, "", system), section(SectionKind::Request, "", request)];
         let primary = match &path {
             Some(p) => Some(self.primary(p, focus)?),
             None => None,
@@ -216,22 +191,12 @@ impl ContextBuilder<'_> {
             if let Some(o) = &p.outline {
                 focus_ids.extend(o.enclosing(p.focus.0).iter().map(|e| e.name.clone()));
             }
-            sections.push(code_section(
-                p,
-                self.config.budget.large_file_lines as usize,
-            ));
+            sections.push(code_section(p, self.config.budget.large_file_lines as usize));
             if let Some(o) = &p.outline {
-                sections.push(section(
-                    SectionKind::Outline,
-                    &format!("Outline of {}:", p.path),
-                    o.render(),
-                ));
+                sections.push(section(SectionKind::Outline, &format!("Outline of {}:", p.path), o.render()));
             }
         }
-        let hits = self.index.search(
-            &format!("{query} {}", focus_ids.join(" ")),
-            b.related_symbols as usize * 3,
-        )?;
+        let hits = self.index.search(&format!("{query} {}", focus_ids.join(" ")), b.related_symbols as usize * 3)?;
         let mut related = 0;
         for h in hits {
             if related >= b.related_symbols as usize {
@@ -241,24 +206,13 @@ impl ContextBuilder<'_> {
             if overlaps || h.symbol.is_empty() {
                 continue;
             }
-            let title = format!(
-                "{}:{}-{} ({} {})",
-                h.path, h.start_line, h.end_line, h.kind, h.symbol
-            );
-            sections.push(section(
-                SectionKind::Related,
-                &title,
-                trim_lines(&h.body, 60),
-            ));
+            let title = format!("{}:{}-{} ({} {})", h.path, h.start_line, h.end_line, h.kind, h.symbol);
+            sections.push(section(SectionKind::Related, &title, trim_lines(&h.body, 60)));
             related += 1;
         }
         // Memory, capped by its own budget.
         let mut mem_used = 0;
-        for m in self
-            .memory
-            .relevant(&query, b.memory_entries as usize)
-            .await
-        {
+        for m in self.memory.relevant(&query, b.memory_entries as usize).await {
             let t = self.counter.estimator().estimate(&m);
             if mem_used + t > b.memory_tokens_max as usize {
                 break;
@@ -267,27 +221,15 @@ impl ContextBuilder<'_> {
             sections.push(section(SectionKind::Memory, "Remembered:", m));
         }
         // Repo map and folder summaries.
-        let focus = RepoMapFocus {
-            files: path.iter().cloned().collect(),
-            identifiers: focus_ids,
-        };
+        let focus = RepoMapFocus { files: path.iter().cloned().collect(), identifiers: focus_ids };
         let ic = &self.config.index;
         let map = self.index.with_files(|t| {
-            RepoMap::build(
-                t,
-                &focus,
-                ic.pagerank_damping,
-                ic.pagerank_iterations,
-                ic.repo_map_symbols_per_file,
-            )
+            RepoMap::build(t, &focus, ic.pagerank_damping, ic.pagerank_iterations, ic.repo_map_symbols_per_file)
         });
         let est = self.counter.estimator();
         let count = |s: &str| est.estimate(s);
         let folder_budget = b.folder_summary_tokens as usize;
-        let files_text = map.render_files(
-            (b.repo_map_tokens as usize).saturating_sub(folder_budget),
-            &count,
-        );
+        let files_text = map.render_files((b.repo_map_tokens as usize).saturating_sub(folder_budget), &count);
         if !files_text.is_empty() {
             sections.push(section(SectionKind::RepoMap, "Repository map:", files_text));
         }
@@ -321,18 +263,12 @@ impl ContextBuilder<'_> {
             } else if has(SectionKind::Memory, &sections) {
                 sections.retain(|s| s.kind != SectionKind::Memory);
                 dropped.push("memory".into());
-            } else if let Some(i) = sections
-                .iter()
-                .rposition(|s| s.kind == SectionKind::Related)
-            {
+            } else if let Some(i) = sections.iter().rposition(|s| s.kind == SectionKind::Related) {
                 dropped.push(format!("related {}", sections[i].title));
                 sections.remove(i);
             } else if let Some(p) = primary.filter(|_| window.is_none()) {
                 // Trim the code to the innermost enclosing symbol (per-file line index) or the focus.
-                let outline = p
-                    .outline
-                    .clone()
-                    .unwrap_or_else(|| outline_of(&p.path, &p.lines, &self.config.index));
+                let outline = p.outline.clone().unwrap_or_else(|| outline_of(&p.path, &p.lines, &self.config.index));
                 let range = outline
                     .enclosing(p.focus.0)
                     .first()
@@ -364,12 +300,7 @@ impl ContextBuilder<'_> {
                 }
             } else {
                 let needed = total;
-                return Err(ContextError::DoesNotFit {
-                    needed,
-                    available,
-                    num_ctx: budget.num_ctx,
-                    role,
-                });
+                return Err(ContextError::DoesNotFit { needed, available, num_ctx: budget.num_ctx, role });
             }
         }
         let mut breakdown = BudgetBreakdown {
@@ -386,28 +317,19 @@ impl ContextBuilder<'_> {
             match s.kind {
                 SectionKind::System => breakdown.system += n,
                 SectionKind::Request => breakdown.request += n,
-                SectionKind::Code | SectionKind::Outline | SectionKind::Related => {
-                    breakdown.code += n
-                }
+                SectionKind::Code | SectionKind::Outline | SectionKind::Related => breakdown.code += n,
                 SectionKind::Memory => breakdown.memory += n,
                 SectionKind::RepoMap | SectionKind::FolderSummaries => breakdown.repo_map += n,
             }
         }
         breakdown.total = self.counter.count(&render(sections.iter())).await.0;
-        Ok(BuiltContext {
-            sections,
-            budget: breakdown,
-        })
+        Ok(BuiltContext { sections, budget: breakdown })
     }
 
     /// The request's text, its search query, its file and 1-based focus lines.
     fn request_text(&self, req: &ContextRequest) -> Result<RequestParts, ContextError> {
         Ok(match &req.kind {
-            RequestKind::Diagnostic {
-                path,
-                line,
-                message,
-            } => {
+            RequestKind::Diagnostic { path, line, message } => {
                 let line_s = line.to_string();
                 let t = self.prompts.render(
                     PromptId::CONTEXT_REQUEST_DIAGNOSTIC,
@@ -415,32 +337,16 @@ impl ContextBuilder<'_> {
                 )?;
                 (t, message.clone(), Some(path.clone()), (*line, *line))
             }
-            RequestKind::Selection {
-                path,
-                start_line,
-                end_line,
-                instruction,
-            } => {
+            RequestKind::Selection { path, start_line, end_line, instruction } => {
                 let lines = format!("{start_line}-{end_line}");
                 let t = self.prompts.render(
                     PromptId::CONTEXT_REQUEST_SELECTION,
-                    &[
-                        ("path", path),
-                        ("lines", &lines),
-                        ("instruction", instruction),
-                    ],
+                    &[("path", path), ("lines", &lines), ("instruction", instruction)],
                 )?;
-                (
-                    t,
-                    instruction.clone(),
-                    Some(path.clone()),
-                    (*start_line, (*end_line).max(*start_line)),
-                )
+                (t, instruction.clone(), Some(path.clone()), (*start_line, (*end_line).max(*start_line)))
             }
             RequestKind::Question { text, path } => {
-                let t = self
-                    .prompts
-                    .render(PromptId::CONTEXT_REQUEST_QUESTION, &[("question", text)])?;
+                let t = self.prompts.render(PromptId::CONTEXT_REQUEST_QUESTION, &[("question", text)])?;
                 (t, text.clone(), path.clone(), (1, 1))
             }
         })
@@ -449,22 +355,12 @@ impl ContextBuilder<'_> {
     fn primary(&self, path: &str, focus: (usize, usize)) -> Result<Primary, ContextError> {
         let rel = crate::index::walk::relative(self.index.root(), &self.index.root().join(path))
             .unwrap_or_else(|| path.to_string());
-        let text = self
-            .index
-            .file_text(&rel)
-            .ok_or_else(|| ContextError::NoSuchFile {
-                path: path.to_string(),
-            })?;
+        let text = self.index.file_text(&rel).ok_or_else(|| ContextError::NoSuchFile { path: path.to_string() })?;
         let lines: Vec<String> = text.lines().map(str::to_string).collect();
         let outline = (lines.len() > self.config.budget.large_file_lines as usize)
             .then(|| outline_of(&rel, &lines, &self.config.index));
         let n = lines.len().max(1);
-        Ok(Primary {
-            path: rel,
-            lines,
-            outline,
-            focus: (focus.0.clamp(1, n), focus.1.clamp(1, n)),
-        })
+        Ok(Primary { path: rel, lines, outline, focus: (focus.0.clamp(1, n), focus.1.clamp(1, n)) })
     }
 }
 
@@ -475,12 +371,7 @@ fn outline_of(path: &str, lines: &[String], cfg: &crate::config::IndexConfig) ->
 }
 
 fn section(kind: SectionKind, title: &str, text: String) -> ContextSection {
-    ContextSection {
-        kind,
-        title: title.to_string(),
-        text,
-        tokens: 0,
-    }
+    ContextSection { kind, title: title.to_string(), text, tokens: 0 }
 }
 
 /// The primary code: the whole file when small, else the innermost enclosing symbol (or the focus).
@@ -490,30 +381,16 @@ fn code_section(p: &Primary, large: usize) -> ContextSection {
     } else {
         p.outline
             .as_ref()
-            .and_then(|o| {
-                o.enclosing(p.focus.0)
-                    .last()
-                    .map(|e| (e.start_line, e.end_line.max(p.focus.1)))
-            })
-            .unwrap_or((
-                p.focus.0.saturating_sub(large / 2).max(1),
-                (p.focus.1 + large / 2).min(p.lines.len()),
-            ))
+            .and_then(|o| o.enclosing(p.focus.0).last().map(|e| (e.start_line, e.end_line.max(p.focus.1))))
+            .unwrap_or((p.focus.0.saturating_sub(large / 2).max(1), (p.focus.1 + large / 2).min(p.lines.len())))
     };
     code_lines(p, range)
 }
 
 fn code_lines(p: &Primary, (a, z): (usize, usize)) -> ContextSection {
-    let lang = crate::syntax::language_for_path(Path::new(&p.path))
-        .map(|l| l.name)
-        .unwrap_or("");
-    let body: Vec<&str> = p
-        .lines
-        .iter()
-        .skip(a.saturating_sub(1))
-        .take(z + 1 - a.min(z + 1))
-        .map(String::as_str)
-        .collect();
+    let lang = crate::syntax::language_for_path(Path::new(&p.path)).map(|l| l.name).unwrap_or("");
+    let body: Vec<&str> =
+        p.lines.iter().skip(a.saturating_sub(1)).take(z + 1 - a.min(z + 1)).map(String::as_str).collect();
     let text = format!("```{lang}\n{}\n```", body.join("\n"));
     section(SectionKind::Code, &format!("{}:{}-{}", p.path, a, z), text)
 }

@@ -29,10 +29,7 @@ impl FileOutline {
             .iter()
             .enumerate()
             .map(|(i, s)| {
-                depth[i] = s
-                    .parent
-                    .map(|p| depth.get(p).copied().unwrap_or(0) + 1)
-                    .unwrap_or(0);
+                depth[i] = s.parent.map(|p| depth.get(p).copied().unwrap_or(0) + 1).unwrap_or(0);
                 OutlineEntry {
                     name: s.name.clone(),
                     kind: s.kind.clone(),
@@ -48,11 +45,8 @@ impl FileOutline {
 
     /// Innermost-first symbols containing 1-based `line`.
     pub fn enclosing(&self, line: usize) -> Vec<&OutlineEntry> {
-        let mut v: Vec<&OutlineEntry> = self
-            .entries
-            .iter()
-            .filter(|e| e.start_line <= line && line <= e.end_line)
-            .collect();
+        let mut v: Vec<&OutlineEntry> =
+            self.entries.iter().filter(|e| e.start_line <= line && line <= e.end_line).collect();
         v.sort_by_key(|e| std::cmp::Reverse(e.depth));
         v
     }
@@ -61,18 +55,8 @@ impl FileOutline {
     pub fn render(&self) -> String {
         let mut out = String::new();
         for e in &self.entries {
-            let sig = if e.signature.is_empty() {
-                &e.name
-            } else {
-                &e.signature
-            };
-            out.push_str(&format!(
-                "{}{}-{} {}\n",
-                "  ".repeat(e.depth),
-                e.start_line,
-                e.end_line,
-                sig
-            ));
+            let sig = if e.signature.is_empty() { &e.name } else { &e.signature };
+            out.push_str(&format!("{}{}-{} {}\n", "  ".repeat(e.depth), e.start_line, e.end_line, sig));
         }
         out
     }

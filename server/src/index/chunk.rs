@@ -3,9 +3,7 @@
 //! no grammar parses. Also the per-file analysis the repo map needs.
 
 use crate::config::IndexConfig;
-use crate::syntax::{
-    extract_references, extract_symbols, language_for_path, Reference, Symbol, SyntaxParser,
-};
+use crate::syntax::{extract_references, extract_symbols, language_for_path, Reference, Symbol, SyntaxParser};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -83,23 +81,13 @@ pub fn analyse(rel: &str, text: &str, cfg: &IndexConfig) -> FileAnalysis {
         }
     }
     let chunks = windows(text, &lines, 0, n_lines, cfg);
-    FileAnalysis {
-        language: "text".into(),
-        lines: n_lines,
-        symbols: Vec::new(),
-        references: Vec::new(),
-        chunks,
-    }
+    FileAnalysis { language: "text".into(), lines: n_lines, symbols: Vec::new(), references: Vec::new(), chunks }
 }
 
 /// Byte offset of the start of each line.
 pub fn line_starts(text: &str) -> Vec<usize> {
     let mut v = vec![0];
-    v.extend(
-        text.match_indices('\n')
-            .map(|(i, _)| i + 1)
-            .filter(|&i| i < text.len()),
-    );
+    v.extend(text.match_indices('\n').map(|(i, _)| i + 1).filter(|&i| i < text.len()));
     v
 }
 
@@ -138,25 +126,15 @@ fn symbol_chunks(text: &str, lines: &[usize], symbols: &[Symbol], cfg: &IndexCon
         if len <= cfg.max_chunk_lines {
             // Nested symbols inside a small parent are still their own chunks, so the
             // parent's chunk keeps its whole text: a search for the method finds both.
-            out.push(Chunk {
-                body: line_text(text, lines, first, last + 1).to_string(),
-                ..base
-            });
+            out.push(Chunk { body: line_text(text, lines, first, last + 1).to_string(), ..base });
             continue;
         }
         // A large body: the parent's own lines outside its direct children, in windows.
-        let children: Vec<(usize, usize)> = symbols
-            .iter()
-            .filter(|c| c.parent == Some(i))
-            .map(|c| (c.start.row, c.end.row))
-            .collect();
+        let children: Vec<(usize, usize)> =
+            symbols.iter().filter(|c| c.parent == Some(i)).map(|c| (c.start.row, c.end.row)).collect();
         let mut pieces = Vec::new();
         let mut cur = first;
-        for (cs, ce) in children
-            .iter()
-            .copied()
-            .chain(std::iter::once((last + 1, last)))
-        {
+        for (cs, ce) in children.iter().copied().chain(std::iter::once((last + 1, last))) {
             if cs > cur {
                 pieces.push((cur, cs));
             }
@@ -164,12 +142,7 @@ fn symbol_chunks(text: &str, lines: &[usize], symbols: &[Symbol], cfg: &IndexCon
         }
         for (from, to) in pieces {
             for w in windows(text, lines, from, to.min(last + 1), cfg) {
-                out.push(Chunk {
-                    body: w.body,
-                    start_line: w.start_line,
-                    end_line: w.end_line,
-                    ..base.clone()
-                });
+                out.push(Chunk { body: w.body, start_line: w.start_line, end_line: w.end_line, ..base.clone() });
             }
         }
     }
@@ -206,10 +179,7 @@ fn gap_chunks(text: &str, lines: &[usize], symbols: &[Symbol], cfg: &IndexConfig
 /// Windows of `window_lines` with `window_overlap_lines` overlap over 0-based lines `[from, to)`.
 fn windows(text: &str, lines: &[usize], from: usize, to: usize, cfg: &IndexConfig) -> Vec<Chunk> {
     let mut out = Vec::new();
-    let step = cfg
-        .window_lines
-        .saturating_sub(cfg.window_overlap_lines)
-        .max(1);
+    let step = cfg.window_lines.saturating_sub(cfg.window_overlap_lines).max(1);
     let mut start = from;
     while start < to {
         let end = (start + cfg.window_lines).min(to);
@@ -241,10 +211,7 @@ mod tests {
     use super::*;
 
     fn cfg() -> IndexConfig {
-        let mut c = crate::config::LoadedConfig::load(&crate::config::ConfigInputs::default())
-            .unwrap()
-            .config
-            .index;
+        let mut c = crate::config::LoadedConfig::load(&crate::config::ConfigInputs::default()).unwrap().config.index;
         c.max_chunk_lines = 10;
         c.window_lines = 20;
         c.window_overlap_lines = 5;
@@ -255,53 +222,26 @@ mod tests {
     fn unparsed_files_become_overlapping_windows() {
         let text: String = (1..=50).map(|i| format!("line {i}\n")).collect();
         let a = analyse("notes.txt", &text, &cfg());
-        let ranges: Vec<(usize, usize)> = a
-            .chunks
-            .iter()
-            .map(|c| (c.start_line, c.end_line))
-            .collect();
+        let ranges: Vec<(usize, usize)> = a.chunks.iter().map(|c| (c.start_line, c.end_line)).collect();
         assert_eq!(ranges, vec![(1, 20), (16, 35), (31, 50)]);
-        assert!(
-            a.chunks[0].body.starts_with("line 1\n") && a.chunks[0].body.ends_with("line 20\n")
-        );
+        assert!(a.chunks[0].body.starts_with("line 1\n") && a.chunks[0].body.ends_with("line 20\n"));
     }
 
     #[test]
     fn large_symbols_split_at_inner_symbols() {
         let mut src = String::from("import os\n\nclass Big:\n    \"\"\"Doc.\"\"\"\n");
         for m in 0..3 {
-            src.push_str(&format!(
-                "    def m{m}(self):\n        a = 1\n        return a\n\n"
-            ));
+            src.push_str(&format!("    def m{m}(self):\n        a = 1\n        return a\n\n"));
         }
         src.push_str("    X = 1\n");
         let a = analyse("big.py", &src, &cfg());
-        let kinds: Vec<(String, String, usize, usize)> = a
-            .chunks
-            .iter()
-            .map(|c| {
-                (
-                    c.symbol.clone(),
-                    c.container.clone(),
-                    c.start_line,
-                    c.end_line,
-                )
-            })
-            .collect();
+        let kinds: Vec<(String, String, usize, usize)> =
+            a.chunks.iter().map(|c| (c.symbol.clone(), c.container.clone(), c.start_line, c.end_line)).collect();
         // The class (17 lines > 10) is split: its own lines around the methods, not the methods again.
-        assert!(
-            kinds.contains(&("Big".into(), "".into(), 3, 4)),
-            "{kinds:?}"
-        );
-        assert!(
-            kinds.contains(&("m0".into(), "Big".into(), 5, 7)),
-            "{kinds:?}"
-        );
+        assert!(kinds.contains(&("Big".into(), "".into(), 3, 4)), "{kinds:?}");
+        assert!(kinds.contains(&("m0".into(), "Big".into(), 5, 7)), "{kinds:?}");
         assert!(kinds.contains(&("".into(), "".into(), 1, 2)), "{kinds:?}");
         assert!(a.chunks.iter().all(|c| c.end_line >= c.start_line));
-        assert_eq!(
-            a.chunks.iter().find(|c| c.symbol == "Big").unwrap().doc,
-            "Doc."
-        );
+        assert_eq!(a.chunks.iter().find(|c| c.symbol == "Big").unwrap().doc, "Doc.");
     }
 }

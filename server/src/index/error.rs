@@ -6,15 +6,9 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 pub enum IndexError {
     #[error("the index at {dir} cannot be used: {source} (it is a cache: delete the folder to rebuild it)")]
-    Tantivy {
-        dir: PathBuf,
-        source: tantivy::TantivyError,
-    },
+    Tantivy { dir: PathBuf, source: tantivy::TantivyError },
     #[error("cannot access {path}: {source}")]
-    Io {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    Io { path: PathBuf, source: std::io::Error },
     #[error("the indexer has stopped (it failed earlier; see the log)")]
     Stopped,
     #[error("indexing was cancelled")]

@@ -60,10 +60,7 @@ impl FileTable {
         let path = dir.join(FILE_NAME);
         match std::fs::read(&path) {
             Ok(bytes) => serde_json::from_slice(&bytes).unwrap_or_else(|e| {
-                tracing::warn!(
-                    "index file table {} unreadable ({e}); reindexing everything",
-                    path.display()
-                );
+                tracing::warn!("index file table {} unreadable ({e}); reindexing everything", path.display());
                 Self::default()
             }),
             Err(_) => Self::default(),
@@ -74,14 +71,8 @@ impl FileTable {
     pub fn save(&self, dir: &Path) -> Result<(), IndexError> {
         let path = dir.join(FILE_NAME);
         let tmp = dir.join(format!("{FILE_NAME}.tmp"));
-        let bytes = serde_json::to_vec(self).map_err(|e| IndexError::Io {
-            path: path.clone(),
-            source: e.into(),
-        })?;
-        std::fs::write(&tmp, bytes).map_err(|source| IndexError::Io {
-            path: tmp.clone(),
-            source,
-        })?;
+        let bytes = serde_json::to_vec(self).map_err(|e| IndexError::Io { path: path.clone(), source: e.into() })?;
+        std::fs::write(&tmp, bytes).map_err(|source| IndexError::Io { path: tmp.clone(), source })?;
         std::fs::rename(&tmp, &path).map_err(|source| IndexError::Io { path, source })
     }
 }

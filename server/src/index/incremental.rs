@@ -7,7 +7,8 @@ use super::chunk::analyse;
 use super::files::{FileRecord, FileTable};
 use super::schema::SCHEMA_VERSION;
 use super::store::{IndexStore, SearchHit};
-use super::walk::{mtime_ns, relative, walk_workspace, ContentFilter, PathFilter, WalkedFile};
+use super::walk::{mtime_ns, relative, walk_workspace, ContentFilter, WalkedFile};
+use super::watch::start_watcher;
 use super::IndexError;
 use crate::config::IndexConfig;
 use serde::Serialize;
@@ -50,7 +51,7 @@ pub struct IndexSummary {
     pub seconds: f64,
 }
 
-enum Command {
+pub(super) enum Command {
     Buffer(String),
     CloseBuffer(String),
     Changed(PathBuf),
@@ -78,9 +79,7 @@ pub struct WorkspaceIndex {
 
 impl std::fmt::Debug for WorkspaceIndex {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("WorkspaceIndex")
-            .field("root", &self.shared.root)
-            .finish()
+        f.debug_struct("WorkspaceIndex").field("root", &self.shared.root).finish()
     }
 }
 
@@ -91,22 +90,14 @@ fn hash(text: &[u8]) -> u64 {
 impl WorkspaceIndex {
     /// Opens the index of `root` stored in `index_dir` and starts the indexer (and the watcher when `cfg.watch`).
     pub fn open(root: &Path, index_dir: &Path, cfg: &IndexConfig) -> Result<Self, IndexError> {
-        let root = root.canonicalize().map_err(|source| IndexError::Io {
-            path: root.to_path_buf(),
-            source,
-        })?;
+        let root = root.canonicalize().map_err(|source| IndexError::Io { path: root.to_path_buf(), source })?;
         let store = IndexStore::open(index_dir, cfg.writer_memory_mb)?;
         let mut table = FileTable::load(index_dir);
-        if table.schema_version != SCHEMA_VERSION
-            || (table.files.is_empty() && store.num_chunks() > 0)
-        {
+        if table.schema_version != SCHEMA_VERSION || (table.files.is_empty() && store.num_chunks() > 0) {
             // Without a trustworthy table we cannot tell which chunks are stale: start over.
             store.clear()?;
             store.commit()?;
-            table = FileTable {
-                schema_version: SCHEMA_VERSION,
-                files: Default::default(),
-            };
+            table = FileTable { schema_version: SCHEMA_VERSION, files: Default::default() };
         }
         let shared = Arc::new(Shared {
             filter: ContentFilter::new(cfg),
@@ -121,27 +112,13 @@ impl WorkspaceIndex {
         std::thread::Builder::new()
             .name("tinycoder-indexer".into())
             .spawn(move || indexer_loop(worker, rx))
-            .map_err(|source| IndexError::Io {
-                path: root.clone(),
-                source,
-            })?;
-        let watcher = if cfg.watch {
-            start_watcher(&root, tx.clone())
-        } else {
-            None
-        };
-        Ok(Self {
-            shared,
-            tx: Mutex::new(tx),
-            _watcher: watcher,
-        })
+            .map_err(|source| IndexError::Io { path: root.clone(), source })?;
+        let watcher = if cfg.watch { start_watcher(&root, tx.clone()) } else { None };
+        Ok(Self { shared, tx: Mutex::new(tx), _watcher: watcher })
     }
 
     /// Opens the index of `root` in its cache directory, as configured.
-    pub fn open_for_workspace(
-        root: &Path,
-        config: &crate::config::Config,
-    ) -> Result<Self, IndexError> {
+    pub fn open_for_workspace(root: &Path, config: &crate::config::Config) -> Result<Self, IndexError> {
         let paths = crate::paths::WorkspacePaths::new(root, &config.store.dir);
         Self::open(root, &paths.cache_dir.join("index"), &config.index)
     }
@@ -160,11 +137,7 @@ impl WorkspaceIndex {
     }
 
     fn rel(&self, path: &Path) -> Option<String> {
-        let abs = if path.is_absolute() {
-            path.to_path_buf()
-        } else {
-            self.shared.root.join(path)
-        };
+        let abs = if path.is_absolute() { path.to_path_buf() } else { self.shared.root.join(path) };
         relative(&self.shared.root, &abs)
     }
 
@@ -196,10 +169,7 @@ impl WorkspaceIndex {
 
     /// A file or folder was renamed.
     pub fn file_renamed(&self, from: &Path, to: &Path) {
-        self.send(Command::Renamed(
-            self.shared.root.join(from),
-            self.shared.root.join(to),
-        ));
+        self.send(Command::Renamed(self.shared.root.join(from), self.shared.root.join(to)));
     }
 
     /// Blocks until every change sent so far (pending buffers included) is committed and searchable.
@@ -211,18 +181,10 @@ impl WorkspaceIndex {
 
     /// Current text of `rel`: the open buffer, else the file on disk.
     pub fn file_text(&self, rel: &str) -> Option<Arc<str>> {
-        if let Some(t) = self
-            .shared
-            .buffers
-            .lock()
-            .ok()
-            .and_then(|b| b.get(rel).cloned())
-        {
+        if let Some(t) = self.shared.buffers.lock().ok().and_then(|b| b.get(rel).cloned()) {
             return Some(t);
         }
-        std::fs::read_to_string(self.shared.root.join(rel))
-            .ok()
-            .map(Arc::from)
+        std::fs::read_to_string(self.shared.root.join(rel)).ok().map(Arc::from)
     }
 
     /// Runs `f` on the file table (read-locked; keep it short).
@@ -254,21 +216,11 @@ impl WorkspaceIndex {
         let sh = &self.shared;
         let files = walk_workspace(&sh.root, &sh.cfg);
         let total = files.len();
-        let mut summary = IndexSummary {
-            files: total,
-            ..Default::default()
-        };
-        let open: HashSet<String> = sh
-            .buffers
-            .lock()
-            .map(|b| b.keys().cloned().collect())
-            .unwrap_or_default();
+        let mut summary = IndexSummary { files: total, ..Default::default() };
+        let open: HashSet<String> = sh.buffers.lock().map(|b| b.keys().cloned().collect()).unwrap_or_default();
         let next = AtomicUsize::new(0);
         let done = AtomicUsize::new(0);
-        let threads = std::thread::available_parallelism()
-            .map(|n| n.get())
-            .unwrap_or(2)
-            .clamp(1, 8);
+        let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2).clamp(1, 8);
         let results: Mutex<Vec<Outcome>> = Mutex::new(Vec::with_capacity(total));
         let first_error: Mutex<Option<IndexError>> = Mutex::new(None);
         std::thread::scope(|s| {
@@ -279,11 +231,7 @@ impl WorkspaceIndex {
                     }
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(file) = files.get(i) else { return };
-                    let outcome = if open.contains(&file.rel) {
-                        Ok(Outcome::Unchanged)
-                    } else {
-                        sh.sync_file(file)
-                    };
+                    let outcome = if open.contains(&file.rel) { Ok(Outcome::Unchanged) } else { sh.sync_file(file) };
                     match outcome {
                         Ok(o) => results.lock().map(|mut r| r.push(o)).unwrap_or(()),
                         Err(e) => {
@@ -294,11 +242,7 @@ impl WorkspaceIndex {
                         }
                     }
                     let d = done.fetch_add(1, Ordering::Relaxed) + 1;
-                    progress(IndexProgress {
-                        done: d,
-                        total,
-                        path: file.rel.clone(),
-                    });
+                    progress(IndexProgress { done: d, total, path: file.rel.clone() });
                 });
             }
         });
@@ -324,13 +268,7 @@ impl WorkspaceIndex {
         let stale: Vec<String> = sh
             .table
             .read()
-            .map(|t| {
-                t.files
-                    .keys()
-                    .filter(|k| !seen.contains(k.as_str()) && !open.contains(*k))
-                    .cloned()
-                    .collect()
-            })
+            .map(|t| t.files.keys().filter(|k| !seen.contains(k.as_str()) && !open.contains(*k)).cloned().collect())
             .unwrap_or_default();
         for rel in &stale {
             sh.remove(rel)?;
@@ -352,11 +290,7 @@ enum Outcome {
 impl Shared {
     /// Reindexes one walked file if its content changed.
     fn sync_file(&self, file: &WalkedFile) -> Result<Outcome, IndexError> {
-        let known = self
-            .table
-            .read()
-            .ok()
-            .and_then(|t| t.files.get(&file.rel).map(|r| (r.hash, r.mtime_ns, r.size)));
+        let known = self.table.read().ok().and_then(|t| t.files.get(&file.rel).map(|r| (r.hash, r.mtime_ns, r.size)));
         if let Some((_, mtime, size)) = known {
             // Same mtime and size: trust it without reading (the usual warm-start case).
             if mtime != 0 && mtime == file.mtime_ns && size == file.size {
@@ -397,21 +331,11 @@ impl Shared {
         }
     }
 
-    fn index_text(
-        &self,
-        rel: &str,
-        text: &str,
-        h: u64,
-        mtime_ns: u64,
-        size: u64,
-    ) -> Result<(), IndexError> {
+    fn index_text(&self, rel: &str, text: &str, h: u64, mtime_ns: u64, size: u64) -> Result<(), IndexError> {
         let analysis = analyse(rel, text, &self.cfg);
         self.store.replace_file(rel, &analysis, h)?;
         if let Ok(mut t) = self.table.write() {
-            t.files.insert(
-                rel.to_string(),
-                FileRecord::new(&analysis, h, mtime_ns, size),
-            );
+            t.files.insert(rel.to_string(), FileRecord::new(&analysis, h, mtime_ns, size));
         }
         Ok(())
     }
@@ -422,13 +346,7 @@ impl Shared {
         let victims: Vec<String> = self
             .table
             .read()
-            .map(|t| {
-                t.files
-                    .keys()
-                    .filter(|k| *k == rel || k.starts_with(&prefix))
-                    .cloned()
-                    .collect()
-            })
+            .map(|t| t.files.keys().filter(|k| *k == rel || k.starts_with(&prefix)).cloned().collect())
             .unwrap_or_default();
         self.store.delete_file(rel)?;
         for v in victims {
@@ -459,22 +377,12 @@ impl Shared {
         let Some(rel) = relative(&self.root, abs) else {
             return Ok(());
         };
-        if self
-            .buffers
-            .lock()
-            .map(|b| b.contains_key(&rel))
-            .unwrap_or(false)
-        {
+        if self.buffers.lock().map(|b| b.contains_key(&rel)).unwrap_or(false) {
             return Ok(()); // The open buffer is the truth until it is closed.
         }
         match std::fs::metadata(abs) {
             Ok(meta) if meta.is_file() => {
-                let file = WalkedFile {
-                    rel,
-                    abs: abs.to_path_buf(),
-                    size: meta.len(),
-                    mtime_ns: mtime_ns(&meta),
-                };
+                let file = WalkedFile { rel, abs: abs.to_path_buf(), size: meta.len(), mtime_ns: mtime_ns(&meta) };
                 self.sync_file(&file).map(|_| ())
             }
             Ok(meta) if meta.is_dir() => {
@@ -493,13 +401,7 @@ impl Shared {
             return Ok(());
         };
         let h = hash(text.as_bytes());
-        if self
-            .table
-            .read()
-            .ok()
-            .and_then(|t| t.files.get(rel).map(|r| r.hash))
-            == Some(h)
-        {
+        if self.table.read().ok().and_then(|t| t.files.get(rel).map(|r| r.hash)) == Some(h) {
             return Ok(());
         }
         self.index_text(rel, &text, h, 0, text.len() as u64)
@@ -564,11 +466,8 @@ fn indexer_loop(sh: Arc<Shared>, rx: Receiver<Command>) {
             }
         };
         let now = Instant::now();
-        let due: Vec<String> = pending
-            .iter()
-            .filter(|(_, t)| flush_ack.is_some() || **t <= now)
-            .map(|(r, _)| r.clone())
-            .collect();
+        let due: Vec<String> =
+            pending.iter().filter(|(_, t)| flush_ack.is_some() || **t <= now).map(|(r, _)| r.clone()).collect();
         for rel in due {
             pending.remove(&rel);
             if let Err(e) = sh.index_buffer(&rel) {
@@ -587,57 +486,6 @@ fn indexer_loop(sh: Arc<Shared>, rx: Receiver<Command>) {
         }
         if let Some(ack) = flush_ack {
             let _ = ack.send(());
-        }
-    }
-}
-
-fn start_watcher(root: &Path, tx: Sender<Command>) -> Option<notify::RecommendedWatcher> {
-    use notify::event::{ModifyKind, RenameMode};
-    use notify::{EventKind, RecursiveMode, Watcher};
-    let filter = PathFilter::new(root);
-    let tx = Mutex::new(tx);
-    let handler = move |res: notify::Result<notify::Event>| {
-        let Ok(ev) = res else { return };
-        let ok = |p: &PathBuf| filter.allows(p, p.is_dir());
-        let cmds: Vec<Command> = match ev.kind {
-            EventKind::Modify(ModifyKind::Name(RenameMode::Both)) if ev.paths.len() == 2 => {
-                vec![Command::Renamed(ev.paths[0].clone(), ev.paths[1].clone())]
-            }
-            EventKind::Remove(_) | EventKind::Modify(ModifyKind::Name(RenameMode::From)) => ev
-                .paths
-                .iter()
-                .map(|p| Command::Deleted(p.clone()))
-                .collect(),
-            EventKind::Create(_) | EventKind::Modify(_) => ev
-                .paths
-                .iter()
-                .filter(|p| ok(p))
-                .map(|p| Command::Changed(p.clone()))
-                .collect(),
-            _ => Vec::new(),
-        };
-        if let Ok(tx) = tx.lock() {
-            for c in cmds {
-                let _ = tx.send(c);
-            }
-        }
-    };
-    match notify::recommended_watcher(handler) {
-        Ok(mut w) => match w.watch(root, RecursiveMode::Recursive) {
-            Ok(()) => Some(w),
-            Err(e) => {
-                tracing::warn!(
-                    "cannot watch {} ({e}); changes on disk are seen only through the editor",
-                    root.display()
-                );
-                None
-            }
-        },
-        Err(e) => {
-            tracing::warn!(
-                "no file watcher ({e}); changes on disk are seen only through the editor"
-            );
-            None
         }
     }
 }

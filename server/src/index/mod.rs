@@ -14,6 +14,7 @@ mod schema;
 mod store;
 pub mod tokenizer;
 pub mod walk;
+mod watch;
 
 pub use chunk::{analyse, Chunk, FileAnalysis, SymbolEntry};
 pub use error::IndexError;

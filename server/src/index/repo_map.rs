@@ -95,11 +95,7 @@ impl RepoMap {
         }
         // Personalization: focus files, and files defining focus identifiers.
         let mut personal = vec![0.0; n];
-        let index_of: HashMap<&str, usize> = paths
-            .iter()
-            .enumerate()
-            .map(|(i, p)| (p.as_str(), i))
-            .collect();
+        let index_of: HashMap<&str, usize> = paths.iter().enumerate().map(|(i, p)| (p.as_str(), i)).collect();
         for f in &focus.files {
             if let Some(&i) = index_of.get(f.as_str()) {
                 personal[i] += 2.0;
@@ -133,11 +129,7 @@ impl RepoMap {
                     .map(|(k, s)| {
                         let refs = referenced_by.get(s.name.as_str()).copied().unwrap_or(0) as f64;
                         let top = if s.parent.is_none() { 1.0 } else { 0.0 };
-                        let hit = if focus_idents.contains(s.name.as_str()) {
-                            100.0
-                        } else {
-                            0.0
-                        };
+                        let hit = if focus_idents.contains(s.name.as_str()) { 100.0 } else { 0.0 };
                         (hit + refs + top, k)
                     })
                     .collect();
@@ -147,11 +139,7 @@ impl RepoMap {
                     .take(symbols_per_file)
                     .map(|&(_, k)| short(&rec.symbols[k].signature, &rec.symbols[k].name))
                     .collect();
-                RankedFile {
-                    path: path.clone(),
-                    rank: rank[i],
-                    symbols,
-                }
+                RankedFile { path: path.clone(), rank: rank[i], symbols }
             })
             .collect();
         files.sort_by(|a, b| b.rank.total_cmp(&a.rank).then(a.path.cmp(&b.path)));
@@ -181,11 +169,7 @@ impl RepoMap {
     pub fn render_folders(&self, budget: usize, count: &dyn Fn(&str) -> usize) -> String {
         let mut folders: BTreeMap<String, FolderStats> = BTreeMap::new();
         for f in &self.files {
-            let dir = f
-                .path
-                .rsplit_once('/')
-                .map(|(d, _)| d.to_string())
-                .unwrap_or_else(|| ".".into());
+            let dir = f.path.rsplit_once('/').map(|(d, _)| d.to_string()).unwrap_or_else(|| ".".into());
             let e = folders.entry(dir).or_default();
             e.0 += f.rank;
             e.1 += 1;
@@ -221,11 +205,7 @@ type FolderStats = (f64, usize, Vec<String>);
 
 /// A signature cut to a readable length.
 fn short(signature: &str, name: &str) -> String {
-    let s = if signature.is_empty() {
-        name
-    } else {
-        signature
-    };
+    let s = if signature.is_empty() { name } else { signature };
     if s.chars().count() > 100 {
         s.chars().take(100).collect::<String>() + "…"
     } else {
@@ -236,19 +216,11 @@ fn short(signature: &str, name: &str) -> String {
 /// The identifier a signature line defines (last identifier before `(`), for folder lines.
 fn name_of(sig: &str) -> String {
     let head = sig.split('(').next().unwrap_or(sig);
-    head.split(|c: char| !(c.is_alphanumeric() || c == '_'))
-        .rfind(|w| !w.is_empty())
-        .unwrap_or(head)
-        .to_string()
+    head.split(|c: char| !(c.is_alphanumeric() || c == '_')).rfind(|w| !w.is_empty()).unwrap_or(head).to_string()
 }
 
 /// Personalized PageRank; dangling files give their rank back to the personalization vector.
-fn pagerank(
-    out: &[HashMap<usize, f64>],
-    personal: &[f64],
-    damping: f64,
-    iterations: usize,
-) -> Vec<f64> {
+fn pagerank(out: &[HashMap<usize, f64>], personal: &[f64], damping: f64, iterations: usize) -> Vec<f64> {
     let n = out.len();
     let mut rank = personal.to_vec();
     let totals: Vec<f64> = out.iter().map(|e| e.values().sum()).collect();
@@ -275,13 +247,9 @@ fn pagerank(
 /// Identifiers worth focusing on in free text (the words that look like code names).
 pub fn identifiers_in(text: &str) -> Vec<String> {
     let mut out = Vec::new();
-    for w in text
-        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
-        .filter(|w| w.len() > 2)
-    {
-        let code_like = w.contains('_')
-            || split_identifier(w).len() > 1
-            || w.chars().next().is_some_and(char::is_uppercase);
+    for w in text.split(|c: char| !(c.is_alphanumeric() || c == '_')).filter(|w| w.len() > 2) {
+        let code_like =
+            w.contains('_') || split_identifier(w).len() > 1 || w.chars().next().is_some_and(char::is_uppercase);
         if code_like && !out.iter().any(|o| o == w) {
             out.push(w.to_string());
         }
@@ -295,10 +263,7 @@ mod tests {
     use crate::index::{analyse, FileRecord};
 
     fn table(files: &[(&str, &str)]) -> FileTable {
-        let cfg = crate::config::LoadedConfig::load(&crate::config::ConfigInputs::default())
-            .unwrap()
-            .config
-            .index;
+        let cfg = crate::config::LoadedConfig::load(&crate::config::ConfigInputs::default()).unwrap().config.index;
         let mut t = FileTable::default();
         for (p, src) in files {
             let a = analyse(p, src, &cfg);
@@ -310,24 +275,15 @@ mod tests {
     #[test]
     fn referenced_files_rank_higher_and_focus_pulls() {
         let t = table(&[
-            (
-                "core.py",
-                "class Engine:\n    def run(self):\n        pass\n",
-            ),
-            (
-                "a.py",
-                "from core import Engine\ndef a():\n    Engine().run()\n",
-            ),
+            ("core.py", "class Engine:\n    def run(self):\n        pass\n"),
+            ("a.py", "from core import Engine\ndef a():\n    Engine().run()\n"),
             ("b.py", "from core import Engine\ndef b():\n    Engine()\n"),
             ("lonely.py", "def lonely():\n    pass\n"),
         ]);
         let m = RepoMap::build(&t, &RepoMapFocus::default(), 0.85, 30, 3);
         assert_eq!(m.files[0].path, "core.py", "{:?}", m.files);
         assert_eq!(m.files[0].symbols[0], "class Engine");
-        let focus = RepoMapFocus {
-            files: vec![],
-            identifiers: vec!["lonely".into()],
-        };
+        let focus = RepoMapFocus { files: vec![], identifiers: vec!["lonely".into()] };
         let m = RepoMap::build(&t, &focus, 0.85, 30, 3);
         assert_eq!(m.files[0].path, "lonely.py");
         let count = |s: &str| s.len() / 4 + 1;

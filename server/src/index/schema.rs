@@ -32,9 +32,8 @@ pub struct Fields {
 pub fn build_schema() -> (Schema, Fields) {
     let mut b = Schema::builder();
     let code = |stored: bool| {
-        let idx = TextFieldIndexing::default()
-            .set_tokenizer(CODE_TOKENIZER)
-            .set_index_option(IndexRecordOption::WithFreqs);
+        let idx =
+            TextFieldIndexing::default().set_tokenizer(CODE_TOKENIZER).set_index_option(IndexRecordOption::WithFreqs);
         let o = TextOptions::default().set_indexing_options(idx);
         if stored {
             o.set_stored()

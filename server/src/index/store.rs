@@ -15,14 +15,8 @@ use tantivy::schema::{IndexRecordOption, Value};
 use tantivy::{doc, Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
 
 /// Field boosts: a match in the name counts most, the body least.
-const BOOSTS: [(&str, f32); 6] = [
-    ("symbol", 6.0),
-    ("signature", 3.0),
-    ("container", 2.0),
-    ("doc", 2.0),
-    ("path", 1.5),
-    ("body", 1.0),
-];
+const BOOSTS: [(&str, f32); 6] =
+    [("symbol", 6.0), ("signature", 3.0), ("container", 2.0), ("doc", 2.0), ("path", 1.5), ("body", 1.0)];
 /// Most distinct query terms used (long diagnostics carry noise).
 const MAX_QUERY_TERMS: usize = 64;
 
@@ -55,27 +49,18 @@ pub struct IndexStore {
 
 impl std::fmt::Debug for IndexStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("IndexStore")
-            .field("dir", &self.dir)
-            .finish()
+        f.debug_struct("IndexStore").field("dir", &self.dir).finish()
     }
 }
 
 impl IndexStore {
     /// Opens (or creates) the index in `dir`; an index with another schema is rebuilt empty.
     pub fn open(dir: &Path, writer_memory_mb: u64) -> Result<Self, IndexError> {
-        let err = |source| IndexError::Tantivy {
-            dir: dir.to_path_buf(),
-            source,
-        };
-        std::fs::create_dir_all(dir).map_err(|source| IndexError::Io {
-            path: dir.to_path_buf(),
-            source,
-        })?;
+        let err = |source| IndexError::Tantivy { dir: dir.to_path_buf(), source };
+        std::fs::create_dir_all(dir).map_err(|source| IndexError::Io { path: dir.to_path_buf(), source })?;
         let (schema, fields) = build_schema();
         let open = || -> Result<Index, tantivy::TantivyError> {
-            let mmap = MmapDirectory::open(dir)
-                .map_err(|e| tantivy::TantivyError::SystemError(e.to_string()))?;
+            let mmap = MmapDirectory::open(dir).map_err(|e| tantivy::TantivyError::SystemError(e.to_string()))?;
             Index::open_or_create(mmap, schema.clone())
         };
         let index = match open() {
@@ -84,29 +69,14 @@ impl IndexStore {
                 // The index is a cache: a schema change or corruption means rebuild, never fail.
                 tracing::warn!("index at {} unusable ({e}); rebuilding", dir.display());
                 let _ = std::fs::remove_dir_all(dir);
-                std::fs::create_dir_all(dir).map_err(|source| IndexError::Io {
-                    path: dir.to_path_buf(),
-                    source,
-                })?;
+                std::fs::create_dir_all(dir).map_err(|source| IndexError::Io { path: dir.to_path_buf(), source })?;
                 open().map_err(err)?
             }
         };
         index.tokenizers().register(CODE_TOKENIZER, CodeTokenizer);
-        let reader = index
-            .reader_builder()
-            .reload_policy(ReloadPolicy::Manual)
-            .try_into()
-            .map_err(err)?;
-        let writer = index
-            .writer(writer_memory_mb as usize * 1_000_000)
-            .map_err(err)?;
-        Ok(Self {
-            dir: dir.to_path_buf(),
-            index,
-            reader,
-            writer: RwLock::new(writer),
-            fields,
-        })
+        let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into().map_err(err)?;
+        let writer = index.writer(writer_memory_mb as usize * 1_000_000).map_err(err)?;
+        Ok(Self { dir: dir.to_path_buf(), index, reader, writer: RwLock::new(writer), fields })
     }
 
     /// The index folder.
@@ -115,19 +85,11 @@ impl IndexStore {
     }
 
     fn err(&self, source: tantivy::TantivyError) -> IndexError {
-        IndexError::Tantivy {
-            dir: self.dir.clone(),
-            source,
-        }
+        IndexError::Tantivy { dir: self.dir.clone(), source }
     }
 
     /// Replaces every chunk of `rel` by those of `analysis` (visible after [`commit`](Self::commit)).
-    pub fn replace_file(
-        &self,
-        rel: &str,
-        analysis: &FileAnalysis,
-        hash: u64,
-    ) -> Result<(), IndexError> {
+    pub fn replace_file(&self, rel: &str, analysis: &FileAnalysis, hash: u64) -> Result<(), IndexError> {
         let f = self.fields;
         let writer = self.writer.read().map_err(|_| IndexError::Stopped)?;
         writer.delete_term(Term::from_field_text(f.path_exact, rel));
@@ -181,24 +143,15 @@ impl IndexStore {
 
     /// Chunks of `rel` visible to searches (for tests and diagnostics).
     pub fn chunks_of(&self, rel: &str) -> Result<usize, IndexError> {
-        let q = TermQuery::new(
-            Term::from_field_text(self.fields.path_exact, rel),
-            IndexRecordOption::Basic,
-        );
-        self.reader
-            .searcher()
-            .search(&q, &tantivy::collector::Count)
-            .map_err(|e| self.err(e))
+        let q = TermQuery::new(Term::from_field_text(self.fields.path_exact, rel), IndexRecordOption::Basic);
+        self.reader.searcher().search(&q, &tantivy::collector::Count).map_err(|e| self.err(e))
     }
 
     /// The best chunks for `query` (free text: a diagnostic, an instruction, identifiers).
     pub fn search(&self, query: &str, limit: usize) -> Result<Vec<SearchHit>, IndexError> {
         let mut seen = std::collections::HashSet::new();
-        let words: Vec<String> = terms(query)
-            .into_iter()
-            .filter(|t| seen.insert(t.clone()))
-            .take(MAX_QUERY_TERMS)
-            .collect();
+        let words: Vec<String> =
+            terms(query).into_iter().filter(|t| seen.insert(t.clone())).take(MAX_QUERY_TERMS).collect();
         if words.is_empty() || limit == 0 {
             return Ok(Vec::new());
         }
@@ -209,35 +162,18 @@ impl IndexStore {
                 continue;
             };
             for w in &words {
-                let tq = TermQuery::new(
-                    Term::from_field_text(field, w),
-                    IndexRecordOption::WithFreqs,
-                );
-                clauses.push((
-                    Occur::Should,
-                    Box::new(BoostQuery::new(Box::new(tq), boost)),
-                ));
+                let tq = TermQuery::new(Term::from_field_text(field, w), IndexRecordOption::WithFreqs);
+                clauses.push((Occur::Should, Box::new(BoostQuery::new(Box::new(tq), boost))));
             }
         }
         let searcher = self.reader.searcher();
-        let top = searcher
-            .search(&BooleanQuery::new(clauses), &TopDocs::with_limit(limit))
-            .map_err(|e| self.err(e))?;
+        let top = searcher.search(&BooleanQuery::new(clauses), &TopDocs::with_limit(limit)).map_err(|e| self.err(e))?;
         let f = self.fields;
         let mut hits = Vec::with_capacity(top.len());
         for (score, addr) in top {
             let d: TantivyDocument = searcher.doc(addr).map_err(|e| self.err(e))?;
-            let s = |field| {
-                d.get_first(field)
-                    .and_then(|v| v.as_str())
-                    .unwrap_or_default()
-                    .to_string()
-            };
-            let n = |field| {
-                d.get_first(field)
-                    .and_then(|v| v.as_u64())
-                    .unwrap_or_default() as usize
-            };
+            let s = |field| d.get_first(field).and_then(|v| v.as_str()).unwrap_or_default().to_string();
+            let n = |field| d.get_first(field).and_then(|v| v.as_u64()).unwrap_or_default() as usize;
             hits.push(SearchHit {
                 path: s(f.path_exact),
                 symbol: s(f.symbol),

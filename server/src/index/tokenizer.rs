@@ -21,10 +21,7 @@ pub struct CodeTokenStream {
 impl Tokenizer for CodeTokenizer {
     type TokenStream<'a> = CodeTokenStream;
     fn token_stream<'a>(&'a mut self, text: &'a str) -> CodeTokenStream {
-        CodeTokenStream {
-            tokens: tokenize(text),
-            index: 0,
-        }
+        CodeTokenStream { tokens: tokenize(text), index: 0 }
     }
 }
 
@@ -74,13 +71,7 @@ pub fn tokenize(text: &str) -> Vec<Token> {
         let parts = split_identifier(word);
         let whole = word.to_lowercase();
         let mut emit = |from: usize, to: usize, t: String, pos: usize| {
-            out.push(Token {
-                offset_from: from,
-                offset_to: to,
-                position: pos,
-                text: t,
-                position_length: 1,
-            });
+            out.push(Token { offset_from: from, offset_to: to, position: pos, text: t, position_length: 1 });
         };
         emit(start, i, whole.clone(), position);
         for (k, (ps, pe)) in parts.iter().enumerate() {
@@ -139,14 +130,8 @@ mod tests {
     #[test]
     fn identifiers_whole_and_parts() {
         let cases: &[(&str, &[&str])] = &[
-            (
-                "HttpServerConfig",
-                &["httpserverconfig", "http", "server", "config"],
-            ),
-            (
-                "parse_config_file",
-                &["parse_config_file", "parse", "config", "file"],
-            ),
+            ("HttpServerConfig", &["httpserverconfig", "http", "server", "config"]),
+            ("parse_config_file", &["parse_config_file", "parse", "config", "file"]),
             ("a/b/c.rs", &["a", "b", "c", "rs"]),
             ("HTTPServer", &["httpserver", "http", "server"]),
             ("utf8Decode", &["utf8decode", "utf", "8", "decode"]),
@@ -155,11 +140,7 @@ mod tests {
             ("größe_überall", &["größe_überall", "größe", "überall"]),
         ];
         for (input, want) in cases {
-            assert_eq!(
-                terms(input),
-                want.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
-                "{input}"
-            );
+            assert_eq!(terms(input), want.iter().map(|s| s.to_string()).collect::<Vec<_>>(), "{input}");
         }
     }
 

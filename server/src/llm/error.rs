@@ -6,26 +6,13 @@ pub enum LlmError {
     #[error("the model server at {url} is not reachable ({detail}); start it (for Ollama: `ollama serve`) or set backend.url")]
     ServerDown { url: String, detail: String },
     #[error("model `{model}` is not on the server at {url}; {hint}")]
-    ModelMissing {
-        model: String,
-        url: String,
-        hint: String,
-    },
+    ModelMissing { model: String, url: String, hint: String },
     #[error("the prompt needs {needed} tokens but {role}'s model `{model}` has a context window of {num_ctx} ({reserved} kept for the reply); shorten the request or raise models.{role}.num_ctx")]
-    OverBudget {
-        role: String,
-        model: String,
-        needed: usize,
-        num_ctx: u32,
-        reserved: u32,
-    },
+    OverBudget { role: String, model: String, needed: usize, num_ctx: u32, reserved: u32 },
     #[error("the model server timed out after {after_ms} ms waiting for {what}")]
     Timeout { what: String, after_ms: u64 },
     #[error("the model server reported an error: {message}")]
-    Server {
-        status: Option<u16>,
-        message: String,
-    },
+    Server { status: Option<u16>, message: String },
     #[error("the model server sent a reply tinycoder cannot read: {0}")]
     Protocol(String),
     #[error("the model's reply did not match the required JSON schema after {attempts} attempts: {last_error}")]

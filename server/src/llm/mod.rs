@@ -25,18 +25,10 @@ pub trait ModelClient: Send + Sync {
     fn url(&self) -> &str;
 
     /// Starts a streamed chat with the model of `req.role`; yields text deltas in order.
-    async fn chat_stream(
-        &self,
-        req: ChatRequest,
-        cancel: CancellationToken,
-    ) -> Result<ChatStream, LlmError>;
+    async fn chat_stream(&self, req: ChatRequest, cancel: CancellationToken) -> Result<ChatStream, LlmError>;
 
     /// A whole chat reply (the stream, collected).
-    async fn chat(
-        &self,
-        req: ChatRequest,
-        cancel: CancellationToken,
-    ) -> Result<ChatReply, LlmError> {
+    async fn chat(&self, req: ChatRequest, cancel: CancellationToken) -> Result<ChatReply, LlmError> {
         let mut stream = self.chat_stream(req, cancel).await?;
         let mut text = String::new();
         while let Some(delta) = stream.next().await {
@@ -52,11 +44,7 @@ pub trait ModelClient: Send + Sync {
     async fn loaded_models(&self) -> Result<Option<Vec<String>>, LlmError>;
 
     /// Exact token count of `text` for `role`'s model, where the server can tokenize; `None` otherwise.
-    async fn count_tokens(
-        &self,
-        role: crate::config::ModelRole,
-        text: &str,
-    ) -> Result<Option<usize>, LlmError>;
+    async fn count_tokens(&self, role: crate::config::ModelRole, text: &str) -> Result<Option<usize>, LlmError>;
 
     /// Embeddings of `inputs` with `model`.
     async fn embed(&self, model: &str, inputs: &[String]) -> Result<Vec<Vec<f32>>, LlmError>;

@@ -22,22 +22,13 @@ pub struct ChatMessage {
 
 impl ChatMessage {
     pub fn system(content: impl Into<String>) -> Self {
-        Self {
-            role: ChatRole::System,
-            content: content.into(),
-        }
+        Self { role: ChatRole::System, content: content.into() }
     }
     pub fn user(content: impl Into<String>) -> Self {
-        Self {
-            role: ChatRole::User,
-            content: content.into(),
-        }
+        Self { role: ChatRole::User, content: content.into() }
     }
     pub fn assistant(content: impl Into<String>) -> Self {
-        Self {
-            role: ChatRole::Assistant,
-            content: content.into(),
-        }
+        Self { role: ChatRole::Assistant, content: content.into() }
     }
 }
 
@@ -54,12 +45,7 @@ pub struct ChatRequest {
 
 impl ChatRequest {
     pub fn new(role: ModelRole, messages: Vec<ChatMessage>) -> Self {
-        Self {
-            role,
-            messages,
-            json_schema: None,
-            max_tokens: None,
-        }
+        Self { role, messages, json_schema: None, max_tokens: None }
     }
 }
 

@@ -14,9 +14,7 @@ impl SyntaxParser {
     pub fn new(lang: &'static LanguageSpec) -> Self {
         let mut parser = Parser::new();
         // Grammars are compiled in with a matching ABI; a mismatch is a build bug.
-        parser
-            .set_language(&(lang.grammar)())
-            .expect("tree-sitter grammar ABI matches the tree-sitter crate");
+        parser.set_language(&(lang.grammar)()).expect("tree-sitter grammar ABI matches the tree-sitter crate");
         Self { parser, lang }
     }
 
@@ -60,10 +58,7 @@ pub fn syntax_errors(tree: &Tree, text: &[u8], limit: usize) -> Vec<SyntaxError>
         let node = cursor.node();
         if visit && node.has_error() {
             if node.is_error() || node.is_missing() {
-                let snippet: String = String::from_utf8_lossy(&text[node.byte_range()])
-                    .chars()
-                    .take(40)
-                    .collect();
+                let snippet: String = String::from_utf8_lossy(&text[node.byte_range()]).chars().take(40).collect();
                 out.push(SyntaxError {
                     start: node.start_position(),
                     end: node.end_position(),

@@ -51,10 +51,7 @@ fn compiled() -> &'static [Compiled] {
                         }
                     }
                 }
-                Compiled {
-                    name: l.name,
-                    queries,
-                }
+                Compiled { name: l.name, queries }
             })
             .collect()
     })
@@ -81,26 +78,15 @@ pub fn extract_references(lang: &LanguageSpec, tree: &Tree, src: &[u8]) -> Vec<R
         let mut cursor = QueryCursor::new();
         let mut matches = cursor.matches(query, tree.root_node(), src);
         while let Some(m) = matches.next() {
-            let kind = m
-                .captures
-                .iter()
-                .find_map(|cap| kind_of(names[cap.index as usize]));
+            let kind = m.captures.iter().find_map(|cap| kind_of(names[cap.index as usize]));
             let Some(kind) = kind else { continue };
-            for cap in m
-                .captures
-                .iter()
-                .filter(|cap| names[cap.index as usize] == "name")
-            {
+            for cap in m.captures.iter().filter(|cap| names[cap.index as usize] == "name") {
                 let text = String::from_utf8_lossy(&src[cap.node.byte_range()]);
                 let line = cap.node.start_position().row;
                 if kind == ReferenceKind::Import {
                     push_import(&text, line, &mut out);
                 } else {
-                    out.push(Reference {
-                        name: text.into_owned(),
-                        kind,
-                        line,
-                    });
+                    out.push(Reference { name: text.into_owned(), kind, line });
                 }
             }
         }
@@ -113,26 +99,12 @@ pub fn extract_references(lang: &LanguageSpec, tree: &Tree, src: &[u8]) -> Vec<R
 /// An import keeps its whole path (to find the imported module) and each of its names.
 fn push_import(text: &str, line: usize, out: &mut Vec<Reference>) {
     let path: String = text.chars().filter(|c| !c.is_whitespace()).collect();
-    if path
-        .chars()
-        .all(|c| c.is_alphanumeric() || c == '_' || c == '.' || c == ':')
-    {
-        out.push(Reference {
-            name: path.trim_start_matches('.').to_string(),
-            kind: ReferenceKind::Import,
-            line,
-        });
+    if path.chars().all(|c| c.is_alphanumeric() || c == '_' || c == '.' || c == ':') {
+        out.push(Reference { name: path.trim_start_matches('.').to_string(), kind: ReferenceKind::Import, line });
     }
-    for part in path
-        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
-        .filter(|p| !p.is_empty())
-    {
+    for part in path.split(|c: char| !(c.is_alphanumeric() || c == '_')).filter(|p| !p.is_empty()) {
         if !matches!(part, "crate" | "self" | "super" | "as") {
-            out.push(Reference {
-                name: part.to_string(),
-                kind: ReferenceKind::Import,
-                line,
-            });
+            out.push(Reference { name: part.to_string(), kind: ReferenceKind::Import, line });
         }
     }
 }
@@ -145,20 +117,17 @@ mod tests {
     fn refs(lang: &str, src: &str) -> Vec<(String, ReferenceKind)> {
         let l = language_by_name(lang).unwrap();
         let tree = parse(l, src).unwrap();
-        extract_references(l, &tree, src.as_bytes())
-            .into_iter()
-            .map(|r| (r.name, r.kind))
-            .collect()
+        extract_references(l, &tree, src.as_bytes()).into_iter().map(|r| (r.name, r.kind)).collect()
     }
 
     #[test]
     fn rust_calls_types_imports() {
-        let got = refs("rust", "use crate::config::LoadedConfig;\nfn f(c: Config) { let x = Parser::new(); helper(); x.run(); }\n");
+        let got = refs(
+            "rust",
+            "use crate::config::LoadedConfig;\nfn f(c: Config) { let x = Parser::new(); helper(); x.run(); }\n",
+        );
         for want in [
-            (
-                "crate::config::LoadedConfig".to_string(),
-                ReferenceKind::Import,
-            ),
+            ("crate::config::LoadedConfig".to_string(), ReferenceKind::Import),
             ("LoadedConfig".into(), ReferenceKind::Import),
             ("Config".into(), ReferenceKind::Type),
             ("new".into(), ReferenceKind::Call),

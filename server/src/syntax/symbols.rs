@@ -82,24 +82,15 @@ pub fn extract_symbols(lang: &LanguageSpec, tree: &Tree, src: &[u8]) -> Vec<Symb
     out
 }
 
-fn visit(
-    lang: &LanguageSpec,
-    node: Node,
-    src: &[u8],
-    parent: Option<usize>,
-    in_holder: bool,
-    out: &mut Vec<Symbol>,
-) {
+fn visit(lang: &LanguageSpec, node: Node, src: &[u8], parent: Option<usize>, in_holder: bool, out: &mut Vec<Symbol>) {
     let mut cursor = node.walk();
     for child in node.named_children(&mut cursor) {
         let mut next_parent = parent;
         let mut next_in_holder = in_holder;
         if let Some(kind) = (lang.symbol_kind)(&child, in_holder) {
             if let Some(name) = (lang.symbol_name)(&child, src) {
-                let name_range = child
-                    .child_by_field_name("name")
-                    .map(|n| n.byte_range())
-                    .unwrap_or(child.start_byte()..child.start_byte());
+                let name_range =
+                    child.child_by_field_name("name").map(|n| n.byte_range()).unwrap_or(child.start_byte()..child.start_byte());
                 out.push(Symbol {
                     name,
                     kind,
@@ -121,10 +112,7 @@ fn visit(
 
 /// The definition's text up to its body, whitespace collapsed.
 fn signature(lang: &LanguageSpec, node: &Node, src: &[u8]) -> String {
-    let end = node
-        .child_by_field_name(lang.body_field)
-        .map(|b| b.start_byte())
-        .unwrap_or(node.end_byte());
+    let end = node.child_by_field_name(lang.body_field).map(|b| b.start_byte()).unwrap_or(node.end_byte());
     let raw = String::from_utf8_lossy(&src[node.start_byte()..end]);
     let first_lines: String = raw.lines().take(6).collect::<Vec<_>>().join(" ");
     let collapsed = first_lines.split_whitespace().collect::<Vec<_>>().join(" ");
@@ -145,15 +133,7 @@ mod tests {
         let l = language_by_name(lang).unwrap();
         let tree = parse(l, src).unwrap();
         let syms = extract_symbols(l, &tree, src.as_bytes());
-        syms.iter()
-            .map(|s| {
-                (
-                    s.name.clone(),
-                    s.kind,
-                    s.parent.map(|p| syms[p].name.clone()),
-                )
-            })
-            .collect()
+        syms.iter().map(|s| (s.name.clone(), s.kind, s.parent.map(|p| syms[p].name.clone()))).collect()
     }
 
     #[test]

@@ -28,18 +28,11 @@ pub struct BackendConfig {
 impl BackendConfig {
     pub(super) fn validate(&self) -> Result<(), Invalid> {
         if !(self.url.starts_with("http://") || self.url.starts_with("https://")) {
-            return Err(Invalid::new(
-                "backend.url",
-                &self.url,
-                "an http:// or https:// URL",
-            ));
+            return Err(Invalid::new("backend.url", &self.url, "an http:// or https:// URL"));
         }
         for (key, v) in [
             ("backend.connect_timeout_ms", self.connect_timeout_ms),
-            (
-                "backend.first_token_timeout_ms",
-                self.first_token_timeout_ms,
-            ),
+            ("backend.first_token_timeout_ms", self.first_token_timeout_ms),
             ("backend.idle_timeout_ms", self.idle_timeout_ms),
             ("backend.request_timeout_ms", self.request_timeout_ms),
         ] {
@@ -122,25 +115,13 @@ impl ModelConfig {
     pub(super) fn validate(&self, role: ModelRole, budget: &BudgetConfig) -> Result<(), Invalid> {
         let key = |k: &str| format!("models.{role}.{k}");
         if self.name.trim().is_empty() {
-            return Err(Invalid::new(
-                &key("name"),
-                "\"\"",
-                "a model name, e.g. \"qwen2.5-coder:1.5b\"",
-            ));
+            return Err(Invalid::new(&key("name"), "\"\"", "a model name, e.g. \"qwen2.5-coder:1.5b\""));
         }
         if self.num_ctx < 512 {
-            return Err(Invalid::new(
-                &key("num_ctx"),
-                self.num_ctx,
-                "a context window of at least 512 tokens",
-            ));
+            return Err(Invalid::new(&key("num_ctx"), self.num_ctx, "a context window of at least 512 tokens"));
         }
         if !(0.0..=2.0).contains(&self.temperature) {
-            return Err(Invalid::new(
-                &key("temperature"),
-                self.temperature,
-                "a number from 0 to 2",
-            ));
+            return Err(Invalid::new(&key("temperature"), self.temperature, "a number from 0 to 2"));
         }
         if self.max_output_tokens == 0 || self.max_output_tokens >= self.num_ctx {
             return Err(Invalid::new(
@@ -159,16 +140,14 @@ impl ModelConfig {
                 ),
             ));
         }
-        parse_keep_alive(&self.keep_alive)
-            .map_err(|e| Invalid::new(&key("keep_alive"), &self.keep_alive, &e))?;
+        parse_keep_alive(&self.keep_alive).map_err(|e| Invalid::new(&key("keep_alive"), &self.keep_alive, &e))?;
         Ok(())
     }
 }
 
 /// Parses an Ollama keep_alive ("5m", "30s", "1h", "0", "-1") into seconds (-1 = forever).
 pub fn parse_keep_alive(s: &str) -> Result<i64, String> {
-    const EXPECTED: &str =
-        "a duration like \"30s\", \"5m\", \"1h\", \"0\" (unload at once) or \"-1\" (keep forever)";
+    const EXPECTED: &str = "a duration like \"30s\", \"5m\", \"1h\", \"0\" (unload at once) or \"-1\" (keep forever)";
     let s = s.trim();
     if let Ok(n) = s.parse::<i64>() {
         return if n >= -1 { Ok(n) } else { Err(EXPECTED.into()) };
@@ -225,11 +204,7 @@ impl BudgetConfig {
             ));
         }
         if self.reserved_output_tokens == 0 {
-            return Err(Invalid::new(
-                "budget.reserved_output_tokens",
-                0,
-                "at least 1 token",
-            ));
+            return Err(Invalid::new("budget.reserved_output_tokens", 0, "at least 1 token"));
         }
         Ok(())
     }

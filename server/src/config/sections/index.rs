@@ -35,11 +35,7 @@ impl IndexConfig {
             ));
         }
         if !(20..=2000).contains(&self.window_lines) {
-            return Err(Invalid::new(
-                "index.window_lines",
-                self.window_lines,
-                "from 20 to 2000 lines",
-            ));
+            return Err(Invalid::new("index.window_lines", self.window_lines, "from 20 to 2000 lines"));
         }
         if self.window_overlap_lines >= self.window_lines {
             return Err(Invalid::new(
@@ -49,18 +45,10 @@ impl IndexConfig {
             ));
         }
         if self.max_chunk_lines < 10 {
-            return Err(Invalid::new(
-                "index.max_chunk_lines",
-                self.max_chunk_lines,
-                "at least 10 lines",
-            ));
+            return Err(Invalid::new("index.max_chunk_lines", self.max_chunk_lines, "at least 10 lines"));
         }
         if !(0.0..1.0).contains(&self.pagerank_damping) {
-            return Err(Invalid::new(
-                "index.pagerank_damping",
-                self.pagerank_damping,
-                "a number in [0, 1)",
-            ));
+            return Err(Invalid::new("index.pagerank_damping", self.pagerank_damping, "a number in [0, 1)"));
         }
         Ok(())
     }

@@ -13,11 +13,7 @@ pub struct MemoryConfig {
 impl MemoryConfig {
     pub(super) fn validate(&self) -> Result<(), Invalid> {
         if !(0.0..=1.0).contains(&self.min_weight_for_context) {
-            return Err(Invalid::new(
-                "memory.min_weight_for_context",
-                self.min_weight_for_context,
-                "a number from 0 to 1",
-            ));
+            return Err(Invalid::new("memory.min_weight_for_context", self.min_weight_for_context, "a number from 0 to 1"));
         }
         Ok(())
     }

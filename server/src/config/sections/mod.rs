@@ -42,11 +42,7 @@ pub struct Invalid {
 
 impl Invalid {
     pub fn new(key: &str, value: impl ToString, expected: &str) -> Self {
-        Self {
-            key: key.to_string(),
-            value: value.to_string(),
-            expected: expected.to_string(),
-        }
+        Self { key: key.to_string(), value: value.to_string(), expected: expected.to_string() }
     }
 }
 

@@ -14,11 +14,7 @@ pub struct SandboxConfig {
 impl SandboxConfig {
     pub(super) fn validate(&self) -> Result<(), Invalid> {
         if self.wall_timeout_s == 0 {
-            return Err(Invalid::new(
-                "sandbox.wall_timeout_s",
-                0,
-                "a positive number of seconds",
-            ));
+            return Err(Invalid::new("sandbox.wall_timeout_s", 0, "a positive number of seconds"));
         }
         Ok(())
     }
@@ -34,11 +30,7 @@ pub struct PermissionsConfig {
 impl PermissionsConfig {
     pub(super) fn validate(&self) -> Result<(), Invalid> {
         if !matches!(self.non_interactive.as_str(), "deny" | "allow") {
-            return Err(Invalid::new(
-                "permissions.non_interactive",
-                &self.non_interactive,
-                "\"deny\" or \"allow\"",
-            ));
+            return Err(Invalid::new("permissions.non_interactive", &self.non_interactive, "\"deny\" or \"allow\""));
         }
         Ok(())
     }

@@ -14,11 +14,7 @@ pub struct StoreConfig {
 impl StoreConfig {
     pub(super) fn validate(&self) -> Result<(), Invalid> {
         if !matches!(self.synchronous.as_str(), "normal" | "full") {
-            return Err(Invalid::new(
-                "store.synchronous",
-                &self.synchronous,
-                "\"normal\" or \"full\"",
-            ));
+            return Err(Invalid::new("store.synchronous", &self.synchronous, "\"normal\" or \"full\""));
         }
         Ok(())
     }

@@ -31,9 +31,7 @@ pub struct LanguageSpec {
 
 impl std::fmt::Debug for LanguageSpec {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("LanguageSpec")
-            .field("name", &self.name)
-            .finish()
+        f.debug_struct("LanguageSpec").field("name", &self.name).finish()
     }
 }
 
@@ -43,10 +41,7 @@ pub static LANGUAGES: &[&LanguageSpec] = &[&rust::RUST, &python::PYTHON];
 /// The language of a file, by extension.
 pub fn language_for_path(path: &Path) -> Option<&'static LanguageSpec> {
     let ext = path.extension()?.to_str()?;
-    LANGUAGES
-        .iter()
-        .copied()
-        .find(|l| l.extensions.contains(&ext))
+    LANGUAGES.iter().copied().find(|l| l.extensions.contains(&ext))
 }
 
 /// The language with this name (LSP `languageId`).

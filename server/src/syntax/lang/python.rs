@@ -37,9 +37,7 @@ fn symbol_kind(node: &Node, in_class: bool) -> Option<SymbolKind> {
         // Module-level `NAME = ...` with an upper-case name is a constant by convention.
         "expression_statement" if is_module_level(node) => {
             let assign = node.named_child(0).filter(|c| c.kind() == "assignment")?;
-            let left = assign
-                .child_by_field_name("left")
-                .filter(|l| l.kind() == "identifier")?;
+            let left = assign.child_by_field_name("left").filter(|l| l.kind() == "identifier")?;
             let name_len = left.byte_range().len();
             (name_len > 1).then_some(SymbolKind::Constant)?
         }
@@ -55,10 +53,7 @@ fn symbol_name(node: &Node, src: &[u8]) -> Option<String> {
     if node.kind() == "expression_statement" {
         let assign = node.named_child(0)?;
         let name = node_text(&assign.child_by_field_name("left")?, src);
-        return name
-            .chars()
-            .all(|c| c.is_ascii_uppercase() || c == '_' || c.is_ascii_digit())
-            .then_some(name);
+        return name.chars().all(|c| c.is_ascii_uppercase() || c == '_' || c.is_ascii_digit()).then_some(name);
     }
     node.child_by_field_name("name").map(|n| node_text(&n, src))
 }
@@ -73,13 +68,7 @@ fn doc(node: &Node, src: &[u8]) -> Option<String> {
     let s = first.named_child(0).filter(|n| n.kind() == "string")?;
     let text = node_text(&s, src);
     let trimmed = text.trim_start_matches(['r', 'u', 'b', 'R', 'U', 'B']);
-    let q = if trimmed.starts_with("\"\"\"") || trimmed.starts_with("'''") {
-        3
-    } else {
-        1
-    };
-    let inner = trimmed
-        .get(q..trimmed.len().saturating_sub(q))
-        .unwrap_or("");
+    let q = if trimmed.starts_with("\"\"\"") || trimmed.starts_with("'''") { 3 } else { 1 };
+    let inner = trimmed.get(q..trimmed.len().saturating_sub(q)).unwrap_or("");
     Some(inner.trim().to_string())
 }

@@ -43,9 +43,7 @@ fn symbol_kind(node: &Node, in_impl_or_trait: bool) -> Option<SymbolKind> {
 
 fn symbol_name(node: &Node, src: &[u8]) -> Option<String> {
     if node.kind() == "impl_item" {
-        let ty = node
-            .child_by_field_name("type")
-            .map(|n| node_text(&n, src))?;
+        let ty = node.child_by_field_name("type").map(|n| node_text(&n, src))?;
         return Some(match node.child_by_field_name("trait") {
             Some(t) => format!("impl {} for {ty}", node_text(&t, src)),
             None => format!("impl {ty}"),
