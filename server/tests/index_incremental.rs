@@ -108,3 +108,22 @@ fn restart_reindexes_only_changed_files_and_forgets_deleted_ones() {
     assert_eq!(found(&idx, "alpha_changed"), ["a.py"]);
     assert!(found(&idx, "alpha_start").is_empty() && found(&idx, "giraffe_unique").is_empty());
 }
+
+#[test]
+fn editor_updates_defer_the_table_save_and_a_crash_means_a_full_reindex() {
+    let (ws, cache, idx) = setup(false);
+    let marker = cache.path().join("files.unsaved");
+    idx.update_buffer(&ws.path().join("a.py"), "def alpha_start():\n    return 9\n");
+    idx.flush().unwrap();
+    assert!(marker.exists(), "a buffer commit must mark the table as behind the index");
+    drop(idx);
+    assert!(!marker.exists(), "closing the index must save the table");
+    // A crash leaves the marker: the table is not trusted, everything is reindexed, nothing stale survives.
+    std::fs::write(&marker, b"").unwrap();
+    std::fs::remove_file(ws.path().join("b.py")).unwrap();
+    let idx = WorkspaceIndex::open(ws.path(), cache.path(), &cfg(false)).unwrap();
+    let s = idx.index_all(|_| {}, &CancellationToken::new()).unwrap();
+    assert_eq!((s.indexed, s.unchanged), (2, 0), "{s:?}");
+    assert!(found(&idx, "giraffe_unique").is_empty());
+    assert_eq!(idx.store().num_chunks() as usize, s.chunks);
+}

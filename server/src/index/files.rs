@@ -53,6 +53,8 @@ pub struct FileTable {
 }
 
 const FILE_NAME: &str = "files.json";
+/// Present while the index holds commits the saved table does not describe.
+const UNSAVED_MARKER: &str = "files.unsaved";
 
 impl FileTable {
     /// Loads the table in `dir`; a missing or unreadable table is empty (everything reindexes).
@@ -65,6 +67,25 @@ impl FileTable {
             }),
             Err(_) => Self::default(),
         }
+    }
+
+    /// Whether the last run ended with index commits the table does not describe (then the table is not trusted).
+    pub fn has_unsaved_marker(dir: &Path) -> bool {
+        dir.join(UNSAVED_MARKER).exists()
+    }
+
+    /// Marks the table as behind the index (before committing without saving).
+    pub fn set_unsaved_marker(dir: &Path) -> Result<(), IndexError> {
+        let path = dir.join(UNSAVED_MARKER);
+        if path.exists() {
+            return Ok(());
+        }
+        std::fs::write(&path, b"").map_err(|source| IndexError::Io { path, source })
+    }
+
+    /// The table on disk describes the index again.
+    pub fn clear_unsaved_marker(dir: &Path) {
+        let _ = std::fs::remove_file(dir.join(UNSAVED_MARKER));
     }
 
     /// Writes the table atomically (temp file + rename).

@@ -73,8 +73,22 @@ struct Shared {
 /// The index of one workspace (see the module doc).
 pub struct WorkspaceIndex {
     shared: Arc<Shared>,
-    tx: Mutex<Sender<Command>>,
-    _watcher: Option<notify::RecommendedWatcher>,
+    tx: Mutex<Option<Sender<Command>>>,
+    watcher: Option<notify::RecommendedWatcher>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Drop for WorkspaceIndex {
+    /// Stops the watcher, lets the indexer finish what was sent and save the file table.
+    fn drop(&mut self) {
+        self.watcher.take();
+        if let Ok(mut tx) = self.tx.lock() {
+            tx.take();
+        }
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
 }
 
 impl std::fmt::Debug for WorkspaceIndex {
@@ -93,11 +107,14 @@ impl WorkspaceIndex {
         let root = root.canonicalize().map_err(|source| IndexError::Io { path: root.to_path_buf(), source })?;
         let store = IndexStore::open(index_dir, cfg.writer_memory_mb)?;
         let mut table = FileTable::load(index_dir);
-        if table.schema_version != SCHEMA_VERSION || (table.files.is_empty() && store.num_chunks() > 0) {
+        let unsaved = FileTable::has_unsaved_marker(index_dir);
+        if unsaved || table.schema_version != SCHEMA_VERSION || (table.files.is_empty() && store.num_chunks() > 0) {
             // Without a trustworthy table we cannot tell which chunks are stale: start over.
             store.clear()?;
             store.commit()?;
             table = FileTable { schema_version: SCHEMA_VERSION, files: Default::default() };
+            table.save(index_dir)?;
+            FileTable::clear_unsaved_marker(index_dir);
         }
         let shared = Arc::new(Shared {
             filter: ContentFilter::new(cfg),
@@ -109,12 +126,12 @@ impl WorkspaceIndex {
         });
         let (tx, rx) = channel();
         let worker = shared.clone();
-        std::thread::Builder::new()
+        let thread = std::thread::Builder::new()
             .name("tinycoder-indexer".into())
             .spawn(move || indexer_loop(worker, rx))
             .map_err(|source| IndexError::Io { path: root.clone(), source })?;
         let watcher = if cfg.watch { start_watcher(&root, tx.clone()) } else { None };
-        Ok(Self { shared, tx: Mutex::new(tx), _watcher: watcher })
+        Ok(Self { shared, tx: Mutex::new(Some(tx)), watcher, thread: Some(thread) })
     }
 
     /// Opens the index of `root` in its cache directory, as configured.
@@ -129,7 +146,7 @@ impl WorkspaceIndex {
     }
 
     fn send(&self, cmd: Command) {
-        if let Ok(tx) = self.tx.lock() {
+        if let Ok(Some(tx)) = self.tx.lock().as_deref() {
             if tx.send(cmd).is_err() {
                 tracing::error!("indexer thread has stopped; index updates are lost until restart");
             }
@@ -358,10 +375,24 @@ impl Shared {
         Ok(())
     }
 
+    /// Commits the index and saves the file table (both visible together).
     fn commit(&self) -> Result<(), IndexError> {
         self.store.commit()?;
+        self.save_table()
+    }
+
+    /// Commits the index and marks the table unsaved; the indexer saves it later
+    /// (saving the whole table per keystroke burst is what made one-file updates slow).
+    fn commit_deferred(&self) -> Result<(), IndexError> {
+        FileTable::set_unsaved_marker(self.store.dir())?;
+        self.store.commit()
+    }
+
+    fn save_table(&self) -> Result<(), IndexError> {
         let table = self.table.read().map_err(|_| IndexError::Stopped)?;
-        table.save(self.store.dir())
+        table.save(self.store.dir())?;
+        FileTable::clear_unsaved_marker(self.store.dir());
+        Ok(())
     }
 
     fn with_totals(&self, s: &mut IndexSummary) {
@@ -413,9 +444,11 @@ fn indexer_loop(sh: Arc<Shared>, rx: Receiver<Command>) {
     let commit_delay = Duration::from_millis(sh.cfg.commit_delay_ms);
     let mut pending: HashMap<String, Instant> = HashMap::new();
     let mut commit_at: Option<Instant> = None;
+    let mut save_at: Option<Instant> = None;
+    let save_interval = Duration::from_millis(sh.cfg.table_save_interval_ms);
     loop {
         let now = Instant::now();
-        let wake = pending.values().copied().chain(commit_at).min();
+        let wake = pending.values().copied().chain(commit_at).chain(save_at).min();
         let cmd = match wake {
             Some(t) => match rx.recv_timeout(t.saturating_duration_since(now)) {
                 Ok(c) => Some(c),
@@ -479,13 +512,25 @@ fn indexer_loop(sh: Arc<Shared>, rx: Receiver<Command>) {
             commit_at = Some(now + commit_delay);
         }
         if commit_at.is_some_and(|t| t <= now) || (flush_ack.is_some() && commit_at.is_some()) {
-            if let Err(e) = sh.commit() {
+            if let Err(e) = sh.commit_deferred() {
                 tracing::error!("indexer: commit failed: {e}");
             }
             commit_at = None;
+            save_at.get_or_insert(now + save_interval);
+        }
+        if save_at.is_some_and(|t| t <= now) {
+            if let Err(e) = sh.save_table() {
+                tracing::error!("indexer: saving the file table failed: {e}");
+            }
+            save_at = None;
         }
         if let Some(ack) = flush_ack {
             let _ = ack.send(());
+        }
+    }
+    if save_at.is_some() {
+        if let Err(e) = sh.save_table() {
+            tracing::error!("indexer: saving the file table failed: {e}");
         }
     }
 }

@@ -10,6 +10,7 @@ pub struct IndexConfig {
     pub max_file_kb: u64,
     pub debounce_ms: u64,
     pub commit_delay_ms: u64,
+    pub table_save_interval_ms: u64,
     pub writer_memory_mb: u64,
     pub window_lines: usize,
     pub window_overlap_lines: usize,
