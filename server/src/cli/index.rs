@@ -112,7 +112,11 @@ pub async fn run_search(args: SearchArgs, workspace: Option<PathBuf>) -> anyhow:
         println!("{}", serde_json::to_string_pretty(&hits)?);
     } else {
         for h in &hits {
-            let name = if h.symbol.is_empty() { String::new() } else { format!(" {} {}", h.kind, h.symbol) };
+            let name = match h.symbol.as_str() {
+                "" => String::new(),
+                s if s.starts_with(&h.kind) => format!(" {s}"),
+                s => format!(" {} {s}", h.kind),
+            };
             println!("{:7.2}  {}:{}-{}{}", h.score, h.path, h.start_line, h.end_line, name);
         }
     }

@@ -206,7 +206,9 @@ impl ContextBuilder<'_> {
             if overlaps || h.symbol.is_empty() {
                 continue;
             }
-            let title = format!("{}:{}-{} ({} {})", h.path, h.start_line, h.end_line, h.kind, h.symbol);
+            let what =
+                if h.symbol.starts_with(&h.kind) { h.symbol.clone() } else { format!("{} {}", h.kind, h.symbol) };
+            let title = format!("{}:{}-{} ({what})", h.path, h.start_line, h.end_line);
             sections.push(section(SectionKind::Related, &title, trim_lines(&h.body, 60)));
             related += 1;
         }
