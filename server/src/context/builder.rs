@@ -4,7 +4,7 @@ use super::budget::{TokenBudget, TokenCounter};
 use super::line_index::FileOutline;
 use crate::config::{Config, ModelRole, PromptError, PromptId, PromptLibrary};
 use crate::index::repo_map::identifiers_in;
-use crate::index::{analyse, IndexError, RepoMap, RepoMapFocus, WorkspaceIndex};
+use crate::index::{analyse, IndexError, RepoMapFocus, WorkspaceIndex};
 use serde::Serialize;
 use std::path::Path;
 
@@ -224,10 +224,7 @@ impl ContextBuilder<'_> {
         }
         // Repo map and folder summaries.
         let focus = RepoMapFocus { files: path.iter().cloned().collect(), identifiers: focus_ids };
-        let ic = &self.config.index;
-        let map = self.index.with_files(|t| {
-            RepoMap::build(t, &focus, ic.pagerank_damping, ic.pagerank_iterations, ic.repo_map_symbols_per_file)
-        });
+        let map = self.index.repo_map(&focus);
         let est = self.counter.estimator();
         let count = |s: &str| est.estimate(s);
         let folder_budget = b.folder_summary_tokens as usize;

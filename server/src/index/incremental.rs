@@ -5,6 +5,7 @@
 
 use super::chunk::analyse;
 use super::files::{FileRecord, FileTable};
+use super::repo_map::{RepoGraph, RepoMap, RepoMapFocus};
 use super::schema::SCHEMA_VERSION;
 use super::store::{IndexStore, SearchHit};
 use super::walk::{mtime_ns, relative, walk_workspace, ContentFilter, WalkedFile};
@@ -14,7 +15,7 @@ use crate::config::IndexConfig;
 use serde::Serialize;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
@@ -68,6 +69,9 @@ struct Shared {
     filter: ContentFilter,
     /// Latest text of open editor buffers (they win over the disk).
     buffers: Mutex<HashMap<String, Arc<str>>>,
+    /// Bumped on every file-table change; the cached repo graph is valid for one generation.
+    generation: AtomicU64,
+    graph: Mutex<Option<(u64, Arc<RepoGraph>)>>,
 }
 
 /// The index of one workspace (see the module doc).
@@ -123,6 +127,8 @@ impl WorkspaceIndex {
             store,
             table: RwLock::new(table),
             buffers: Mutex::new(HashMap::new()),
+            generation: AtomicU64::new(0),
+            graph: Mutex::new(None),
         });
         let (tx, rx) = channel();
         let worker = shared.clone();
@@ -210,6 +216,29 @@ impl WorkspaceIndex {
             Ok(t) => f(&t),
             Err(p) => f(&p.into_inner()),
         }
+    }
+
+    /// The repo map ranked for `focus` (the reference graph is cached until the index changes).
+    pub fn repo_map(&self, focus: &RepoMapFocus) -> RepoMap {
+        let cfg = &self.shared.cfg;
+        let generation = self.shared.generation.load(Ordering::SeqCst);
+        let cached = self
+            .shared
+            .graph
+            .lock()
+            .ok()
+            .and_then(|g| g.as_ref().filter(|(gen, _)| *gen == generation).map(|(_, g)| g.clone()));
+        let graph = match cached {
+            Some(g) => g,
+            None => {
+                let g = Arc::new(self.with_files(RepoGraph::build));
+                if let Ok(mut slot) = self.shared.graph.lock() {
+                    *slot = Some((generation, g.clone()));
+                }
+                g
+            }
+        };
+        RepoMap::rank(&graph, focus, cfg.pagerank_damping, cfg.pagerank_iterations, cfg.repo_map_symbols_per_file)
     }
 
     /// The best chunks for `query`.
@@ -354,6 +383,7 @@ impl Shared {
         if let Ok(mut t) = self.table.write() {
             t.files.insert(rel.to_string(), FileRecord::new(&analysis, h, mtime_ns, size));
         }
+        self.generation.fetch_add(1, Ordering::SeqCst);
         Ok(())
     }
 
@@ -371,6 +401,7 @@ impl Shared {
             if let Ok(mut t) = self.table.write() {
                 t.files.remove(&v);
             }
+            self.generation.fetch_add(1, Ordering::SeqCst);
         }
         Ok(())
     }

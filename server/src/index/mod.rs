@@ -20,5 +20,5 @@ pub use chunk::{analyse, Chunk, FileAnalysis, SymbolEntry};
 pub use error::IndexError;
 pub use files::{FileRecord, FileTable};
 pub use incremental::{IndexProgress, IndexSummary, WorkspaceIndex};
-pub use repo_map::{RepoMap, RepoMapFocus};
+pub use repo_map::{RepoGraph, RepoMap, RepoMapFocus};
 pub use store::{IndexStore, SearchHit};

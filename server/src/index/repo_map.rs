@@ -40,25 +40,38 @@ fn module_name(path: &str) -> Option<String> {
     Some(stem.replace('/', "."))
 }
 
-impl RepoMap {
-    /// Ranks the files of `table` for `focus`; `damping` and `iterations` configure the PageRank.
-    pub fn build(
-        table: &FileTable,
-        focus: &RepoMapFocus,
-        damping: f64,
-        iterations: usize,
-        symbols_per_file: usize,
-    ) -> Self {
-        let paths: Vec<&String> = table.files.keys().collect();
+/// A symbol as the repo map shows it.
+#[derive(Debug, Clone)]
+struct MapSymbol {
+    name: String,
+    line: String,
+    top_level: bool,
+}
+
+/// The reference graph of a workspace: independent of the request, so it is
+/// built once per index change and reused (see `WorkspaceIndex::repo_map`).
+#[derive(Debug, Clone, Default)]
+pub struct RepoGraph {
+    paths: Vec<String>,
+    definers: HashMap<String, Vec<usize>>,
+    out_edges: Vec<HashMap<usize, f64>>,
+    referenced_by: HashMap<String, usize>,
+    symbols: Vec<Vec<MapSymbol>>,
+}
+
+/// Files ranked beyond this many get no symbol lines (they never fit a map's budget).
+const MAX_RENDERED_FILES: usize = 200;
+
+impl RepoGraph {
+    /// The graph of `table`: file A → file B when A references a name B defines (or imports B's module).
+    pub fn build(table: &FileTable) -> Self {
+        let paths: Vec<String> = table.files.keys().cloned().collect();
         let n = paths.len();
-        if n == 0 {
-            return Self { files: Vec::new() };
-        }
-        let mut definers: HashMap<&str, Vec<usize>> = HashMap::new();
+        let mut definers: HashMap<String, Vec<usize>> = HashMap::new();
         let mut modules: HashMap<String, usize> = HashMap::new();
         for (i, (path, rec)) in table.files.iter().enumerate() {
             for s in rec.symbols.iter().filter(|s| s.kind != "impl") {
-                let v = definers.entry(s.name.as_str()).or_default();
+                let v = definers.entry(s.name.clone()).or_default();
                 if v.last() != Some(&i) {
                     v.push(i);
                 }
@@ -71,9 +84,8 @@ impl RepoMap {
                 }
             }
         }
-        // Weighted edges and how many files reference each name.
         let mut out_edges: Vec<HashMap<usize, f64>> = vec![HashMap::new(); n];
-        let mut referenced_by: HashMap<&str, usize> = HashMap::new();
+        let mut referenced_by: HashMap<String, usize> = HashMap::new();
         for (i, rec) in table.files.values().enumerate() {
             for name in &rec.references {
                 if let Some(&m) = modules.get(name.as_str()) {
@@ -81,10 +93,8 @@ impl RepoMap {
                         *out_edges[i].entry(m).or_default() += 1.0;
                     }
                 }
-                let Some(defs) = definers.get(name.as_str()) else {
-                    continue;
-                };
-                *referenced_by.entry(name.as_str()).or_default() += 1;
+                let Some(defs) = definers.get(name.as_str()) else { continue };
+                *referenced_by.entry(name.clone()).or_default() += 1;
                 if defs.len() > MAX_DEFINERS {
                     continue;
                 }
@@ -93,17 +103,53 @@ impl RepoMap {
                 }
             }
         }
+        let symbols = table
+            .files
+            .values()
+            .map(|rec| {
+                rec.symbols
+                    .iter()
+                    .filter(|s| s.kind != "impl" && s.kind != "constant")
+                    .map(|s| MapSymbol {
+                        name: s.name.clone(),
+                        line: short(&s.signature, &s.name),
+                        top_level: s.parent.is_none(),
+                    })
+                    .collect()
+            })
+            .collect();
+        Self { paths, definers, out_edges, referenced_by, symbols }
+    }
+}
+
+impl RepoMap {
+    /// Ranks the files of `table` for `focus`; `damping` and `iterations` configure the PageRank.
+    pub fn build(
+        table: &FileTable,
+        focus: &RepoMapFocus,
+        damping: f64,
+        iterations: usize,
+        symbols_per_file: usize,
+    ) -> Self {
+        Self::rank(&RepoGraph::build(table), focus, damping, iterations, symbols_per_file)
+    }
+
+    /// Ranks the files of a prebuilt graph for `focus`.
+    pub fn rank(g: &RepoGraph, focus: &RepoMapFocus, damping: f64, iterations: usize, symbols_per_file: usize) -> Self {
+        let n = g.paths.len();
+        if n == 0 {
+            return Self { files: Vec::new() };
+        }
         // Personalization: focus files, and files defining focus identifiers.
         let mut personal = vec![0.0; n];
-        let index_of: HashMap<&str, usize> = paths.iter().enumerate().map(|(i, p)| (p.as_str(), i)).collect();
         for f in &focus.files {
-            if let Some(&i) = index_of.get(f.as_str()) {
+            if let Ok(i) = g.paths.binary_search(f) {
                 personal[i] += 2.0;
             }
         }
         let focus_idents: HashSet<&str> = focus.identifiers.iter().map(String::as_str).collect();
         for id in &focus_idents {
-            if let Some(defs) = definers.get(id) {
+            if let Some(defs) = g.definers.get(*id) {
                 for &d in defs.iter().take(MAX_DEFINERS) {
                     personal[d] += 1.0 / defs.len() as f64;
                 }
@@ -115,34 +161,32 @@ impl RepoMap {
         } else {
             personal.iter_mut().for_each(|p| *p /= total);
         }
-        let rank = pagerank(&out_edges, &personal, damping, iterations);
-        let mut files: Vec<RankedFile> = table
-            .files
-            .iter()
+        let rank = pagerank(&g.out_edges, &personal, damping, iterations);
+        let mut order: Vec<usize> = (0..n).collect();
+        order.sort_by(|&a, &b| rank[b].total_cmp(&rank[a]).then(g.paths[a].cmp(&g.paths[b])));
+        let files = order
+            .into_iter()
             .enumerate()
-            .map(|(i, (path, rec))| {
-                let mut syms: Vec<(f64, usize)> = rec
-                    .symbols
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, s)| s.kind != "impl" && s.kind != "constant")
-                    .map(|(k, s)| {
-                        let refs = referenced_by.get(s.name.as_str()).copied().unwrap_or(0) as f64;
-                        let top = if s.parent.is_none() { 1.0 } else { 0.0 };
-                        let hit = if focus_idents.contains(s.name.as_str()) { 100.0 } else { 0.0 };
-                        (hit + refs + top, k)
-                    })
-                    .collect();
-                syms.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-                let symbols = syms
-                    .iter()
-                    .take(symbols_per_file)
-                    .map(|&(_, k)| short(&rec.symbols[k].signature, &rec.symbols[k].name))
-                    .collect();
-                RankedFile { path: path.clone(), rank: rank[i], symbols }
+            .map(|(pos, i)| {
+                let symbols = if pos < MAX_RENDERED_FILES {
+                    let mut syms: Vec<(f64, usize)> = g.symbols[i]
+                        .iter()
+                        .enumerate()
+                        .map(|(k, s)| {
+                            let refs = g.referenced_by.get(&s.name).copied().unwrap_or(0) as f64;
+                            let top = if s.top_level { 1.0 } else { 0.0 };
+                            let hit = if focus_idents.contains(s.name.as_str()) { 100.0 } else { 0.0 };
+                            (hit + refs + top, k)
+                        })
+                        .collect();
+                    syms.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+                    syms.iter().take(symbols_per_file).map(|&(_, k)| g.symbols[i][k].line.clone()).collect()
+                } else {
+                    Vec::new()
+                };
+                RankedFile { path: g.paths[i].clone(), rank: rank[i], symbols }
             })
             .collect();
-        files.sort_by(|a, b| b.rank.total_cmp(&a.rank).then(a.path.cmp(&b.path)));
         Self { files }
     }
 
