@@ -31,6 +31,10 @@ prompts! {
     CHAT_FILE_CONTEXT = "chat_file_context" ["path", "language", "code"];
     STRUCTURED_RETRY = "structured_retry" ["error"];
     SUMMARIZE_SESSION = "summarize_session" ["previous_summary", "turns", "max_tokens"];
+    CONTEXT_SYSTEM = "context_system" [];
+    CONTEXT_REQUEST_DIAGNOSTIC = "context_request_diagnostic" ["path", "line", "message"];
+    CONTEXT_REQUEST_SELECTION = "context_request_selection" ["path", "lines", "instruction"];
+    CONTEXT_REQUEST_QUESTION = "context_request_question" ["question"];
 }
 
 /// A template that cannot be loaded or rendered.

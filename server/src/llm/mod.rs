@@ -22,7 +22,7 @@ mod structured;
 mod types;
 pub mod wire;
 
-pub use budget::{check_fits, estimate_tokens, reply_tokens, PromptSize};
+pub use budget::{check_fits, estimate_tokens, reply_tokens, PromptSize, TokenEstimator};
 pub use diagnose::{diagnose, diagnose_with, ModelCheck};
 pub use error::LlmError;
 pub use ollama::OllamaClient;

@@ -82,9 +82,9 @@ pub struct FileContext {
     pub code: String,
 }
 
-/// Estimated tokens of `text`, over-counting (chars / `budget.chars_per_token`, rounded up).
+/// Estimated tokens of `text`: the calibrated over-counting estimate.
 fn estimate_tokens(text: &str, config: &Config) -> usize {
-    (text.chars().count() as f32 / config.budget.chars_per_token).ceil() as usize
+    crate::llm::TokenEstimator::new(&config.budget).estimate(text)
 }
 
 /// Builds the messages of one chat turn within the coder's context window:
@@ -174,12 +174,11 @@ mod tests {
         let file = FileContext { path: "a.py".into(), language: "python".into(), code };
         let (msgs, trimmed) = build_messages(&config, &prompts, &[], Some(&file), "what is this?").unwrap();
         assert!(trimmed);
-        let chars: usize = msgs.iter().map(|m| m.content.chars().count()).sum();
+        let tokens: usize = msgs.iter().map(|m| estimate_tokens(&m.content, &config)).sum();
         let budget = (config.models.coder.num_ctx
             - config.budget.reserved_output_tokens
-            - config.budget.safety_margin_tokens) as f32
-            * config.budget.chars_per_token;
-        assert!(chars as f32 <= budget, "{chars} chars over {budget}");
+            - config.budget.safety_margin_tokens) as usize;
+        assert!(tokens <= budget, "{tokens} estimated tokens over {budget}");
         let user = &msgs.last().unwrap().content;
         assert!(user.contains("x0 = 0\n") && user.ends_with("what is this?"));
         let small = FileContext { path: "a.py".into(), language: "python".into(), code: "x = 1\n".into() };

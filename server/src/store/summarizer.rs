@@ -29,7 +29,7 @@ pub enum SummaryOutcome {
     Summarized { through: u64, summary_tokens: usize },
 }
 
-/// Budgets of the summarizer (from `[store]` and `budget.chars_per_token`).
+/// Budgets of the summarizer (from `[store]`, counted with the `[budget]` estimator).
 #[derive(Debug, Clone, PartialEq)]
 pub struct SummaryBudget {
     /// Unsummarized turns above this many tokens trigger a summary.
@@ -38,8 +38,8 @@ pub struct SummaryBudget {
     pub keep_recent_turns: usize,
     /// Cap of the summary.
     pub summary_tokens: usize,
-    /// Characters per token for estimates.
-    pub chars_per_token: f32,
+    /// How tokens are estimated.
+    pub estimator: crate::llm::TokenEstimator,
 }
 
 impl SummaryBudget {
@@ -49,12 +49,12 @@ impl SummaryBudget {
             history_tokens: c.store.session_history_tokens as usize,
             keep_recent_turns: c.store.session_keep_recent_turns as usize,
             summary_tokens: c.store.session_summary_tokens as usize,
-            chars_per_token: c.budget.chars_per_token,
+            estimator: crate::llm::TokenEstimator::new(&c.budget),
         }
     }
 
     fn estimate(&self, text: &str) -> usize {
-        (text.chars().count() as f32 / self.chars_per_token.max(0.1)).ceil() as usize
+        self.estimator.estimate(text)
     }
 }
 
@@ -123,10 +123,7 @@ impl SessionSummarizer {
             return Err(SummarizeError::EmptyReply);
         }
         // Small models overshoot: the budget is a hard cap.
-        let max_chars = (self.budget.summary_tokens as f32 * self.budget.chars_per_token) as usize;
-        if summary.chars().count() > max_chars {
-            summary = summary.chars().take(max_chars).collect();
-        }
+        summary = self.budget.estimator.truncate(&summary, self.budget.summary_tokens).trim_end().to_string();
         let summary_tokens = self.budget.estimate(&summary);
         self.sessions.set_summary(session_id, &summary, through).await?;
         Ok(SummaryOutcome::Summarized { through, summary_tokens })
@@ -174,7 +171,12 @@ mod tests {
     }
 
     fn budget() -> SummaryBudget {
-        SummaryBudget { history_tokens: 40, keep_recent_turns: 2, summary_tokens: 10, chars_per_token: 2.0 }
+        SummaryBudget {
+            history_tokens: 40,
+            keep_recent_turns: 2,
+            summary_tokens: 10,
+            estimator: crate::llm::TokenEstimator::with_ratios(2.0, 2.0, 1.0),
+        }
     }
 
     #[tokio::test]
@@ -206,14 +208,16 @@ mod tests {
                 .expect("turn");
         }
         let outcome = summarizer.compress(&s.session_id, CancellationToken::new()).await.expect("compress");
-        assert_eq!(outcome, SummaryOutcome::Summarized { through: 4, summary_tokens: 10 });
+        assert_eq!(outcome, SummaryOutcome::Summarized { through: 4, summary_tokens: 9 });
         let sent = model.prompts.lock().expect("lock").remove(0);
         assert_eq!(sent.role, ModelRole::Summarizer);
         let prompt = &sent.messages[0].content;
         assert!(prompt.contains("turn 2: total()") && !prompt.contains("turn 4:"), "recent turns stay out: {prompt}");
         let after = sessions.get(&s.session_id).await.expect("get").expect("session");
         assert_eq!(after.summarized_through, 4);
-        assert_eq!(after.summary.chars().count(), 20, "capped at summary_tokens * chars_per_token");
+        // "The user fixes total() which" = The/us/er/fi/xe/s/to/ta/l/(/)/wh/ic/h + spaces: capped at 10 tokens.
+        assert_eq!(after.summary, "The user fixes", "capped at summary_tokens by the estimator");
+        assert!(budget().estimator.estimate(&after.summary) <= 10);
     }
 
     #[tokio::test]

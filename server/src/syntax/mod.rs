@@ -7,9 +7,11 @@
 mod incremental;
 mod lang;
 mod parse;
+mod references;
 mod symbols;
 
 pub use incremental::{parse_rope, IncrementalTree};
 pub use lang::{language_by_name, language_for_path, LanguageSpec, LANGUAGES};
 pub use parse::{parse, syntax_errors, SyntaxError, SyntaxParser};
+pub use references::{extract_references, Reference, ReferenceKind};
 pub use symbols::{extract_symbols, Symbol, SymbolKind};

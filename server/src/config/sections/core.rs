@@ -172,8 +172,12 @@ pub struct BudgetConfig {
     pub memory_tokens_max: u32,
     pub repo_map_tokens: u32,
     pub chars_per_token: f32,
+    pub whitespace_chars_per_token: f32,
+    pub estimate_factor: f32,
     pub safety_margin_tokens: u32,
     pub large_file_lines: u32,
+    pub folder_summary_tokens: u32,
+    pub related_symbols: u32,
 }
 
 impl BudgetConfig {
@@ -183,6 +187,20 @@ impl BudgetConfig {
                 "budget.chars_per_token",
                 self.chars_per_token,
                 "a number from 1 to 8 (lower over-counts, which is the safe side)",
+            ));
+        }
+        if !(1.0..=16.0).contains(&self.whitespace_chars_per_token) {
+            return Err(Invalid::new(
+                "budget.whitespace_chars_per_token",
+                self.whitespace_chars_per_token,
+                "a number from 1 to 16",
+            ));
+        }
+        if !(1.0..=3.0).contains(&self.estimate_factor) {
+            return Err(Invalid::new(
+                "budget.estimate_factor",
+                self.estimate_factor,
+                "a number from 1 to 3 (below 1 would under-count)",
             ));
         }
         if self.reserved_output_tokens == 0 {

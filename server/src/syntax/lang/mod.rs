@@ -24,6 +24,9 @@ pub struct LanguageSpec {
     pub doc: fn(&tree_sitter::Node, &[u8]) -> Option<String>,
     /// The node kind of the body, where the signature ends.
     pub body_field: &'static str,
+    /// Extra reference captures (`@name` inside `@reference.KIND`) beyond the tags query:
+    /// type uses, imports, scoped calls. Used to rank files in the repo map.
+    pub references_query: &'static str,
 }
 
 impl std::fmt::Debug for LanguageSpec {

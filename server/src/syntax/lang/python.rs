@@ -14,7 +14,20 @@ pub static PYTHON: LanguageSpec = LanguageSpec {
     symbol_name,
     doc,
     body_field: "body",
+    references_query: PYTHON_REFERENCES,
 };
+
+const PYTHON_REFERENCES: &str = r#"
+(import_statement name: (dotted_name) @name) @reference.import
+(import_statement name: (aliased_import name: (dotted_name) @name)) @reference.import
+(import_from_statement module_name: (dotted_name) @name) @reference.import
+(import_from_statement module_name: (relative_import) @name) @reference.import
+(import_from_statement name: (dotted_name) @name) @reference.import
+(class_definition superclasses: (argument_list (identifier) @name)) @reference.type
+(class_definition superclasses: (argument_list (attribute attribute: (identifier) @name))) @reference.type
+(type (identifier) @name) @reference.type
+(attribute object: (identifier) @name) @reference.use
+"#;
 
 fn symbol_kind(node: &Node, in_class: bool) -> Option<SymbolKind> {
     Some(match node.kind() {

@@ -14,7 +14,16 @@ pub static RUST: LanguageSpec = LanguageSpec {
     symbol_name,
     doc,
     body_field: "body",
+    references_query: RUST_REFERENCES,
 };
+
+const RUST_REFERENCES: &str = r#"
+(scoped_identifier name: (identifier) @name) @reference.call
+(scoped_identifier path: (identifier) @name) @reference.type
+(scoped_type_identifier name: (type_identifier) @name) @reference.type
+(type_identifier) @name @reference.type
+(use_declaration argument: (_) @name) @reference.import
+"#;
 
 fn symbol_kind(node: &Node, in_impl_or_trait: bool) -> Option<SymbolKind> {
     Some(match node.kind() {

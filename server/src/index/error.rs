@@ -1,0 +1,16 @@
+//! Errors of the index layer.
+
+use std::path::PathBuf;
+
+/// Something the index could not do, with what the user can act on.
+#[derive(Debug, thiserror::Error)]
+pub enum IndexError {
+    #[error("the index at {dir} cannot be used: {source} (it is a cache: delete the folder to rebuild it)")]
+    Tantivy { dir: PathBuf, source: tantivy::TantivyError },
+    #[error("cannot access {path}: {source}")]
+    Io { path: PathBuf, source: std::io::Error },
+    #[error("the indexer has stopped (it failed earlier; see the log)")]
+    Stopped,
+    #[error("indexing was cancelled")]
+    Cancelled,
+}

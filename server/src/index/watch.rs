@@ -1,0 +1,52 @@
+//! The file watcher: changes on disk (saves, git checkouts) become indexer commands.
+
+use super::incremental::Command;
+use super::walk::PathFilter;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::Sender;
+use std::sync::Mutex;
+
+/// Watches `root` recursively; `None` (with a warning) where the platform cannot.
+pub(super) fn start_watcher(root: &Path, tx: Sender<Command>) -> Option<notify::RecommendedWatcher> {
+    use notify::event::{ModifyKind, RenameMode};
+    use notify::{EventKind, RecursiveMode, Watcher};
+    let filter = PathFilter::new(root);
+    let tx = Mutex::new(tx);
+    let handler = move |res: notify::Result<notify::Event>| {
+        let Ok(ev) = res else { return };
+        let ok = |p: &PathBuf| filter.allows(p, p.is_dir());
+        let cmds: Vec<Command> = match ev.kind {
+            EventKind::Modify(ModifyKind::Name(RenameMode::Both)) if ev.paths.len() == 2 => {
+                vec![Command::Renamed(ev.paths[0].clone(), ev.paths[1].clone())]
+            }
+            EventKind::Remove(_) | EventKind::Modify(ModifyKind::Name(RenameMode::From)) => {
+                ev.paths.iter().map(|p| Command::Deleted(p.clone())).collect()
+            }
+            EventKind::Create(_) | EventKind::Modify(_) => {
+                ev.paths.iter().filter(|p| ok(p)).map(|p| Command::Changed(p.clone())).collect()
+            }
+            _ => Vec::new(),
+        };
+        if let Ok(tx) = tx.lock() {
+            for c in cmds {
+                let _ = tx.send(c);
+            }
+        }
+    };
+    match notify::recommended_watcher(handler) {
+        Ok(mut w) => match w.watch(root, RecursiveMode::Recursive) {
+            Ok(()) => Some(w),
+            Err(e) => {
+                tracing::warn!(
+                    "cannot watch {} ({e}); changes on disk are seen only through the editor",
+                    root.display()
+                );
+                None
+            }
+        },
+        Err(e) => {
+            tracing::warn!("no file watcher ({e}); changes on disk are seen only through the editor");
+            None
+        }
+    }
+}
