@@ -64,3 +64,26 @@ impl WorkspacePaths {
         Self { root: root.to_path_buf(), cache_dir: cache_root().join("workspaces").join(&key), data_dir }
     }
 }
+
+/// tinycoder's own cache and data roots, to keep them out of walks of a workspace
+/// that contains them (as in tests, or with `store.dir` inside the repository).
+#[derive(Debug, Clone)]
+pub struct OwnDirs(Vec<PathBuf>);
+
+impl OwnDirs {
+    /// The current cache and data roots, canonicalized where they exist.
+    pub fn current() -> Self {
+        Self([cache_root(), data_root()].into_iter().map(|d| d.canonicalize().unwrap_or(d)).collect())
+    }
+
+    /// True when the directory `dir` is (inside) one of tinycoder's own roots.
+    pub fn contains_dir(&self, dir: &Path) -> bool {
+        let p = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+        self.0.iter().any(|d| p.starts_with(d))
+    }
+
+    /// A `WalkBuilder::filter_entry` predicate: keeps everything but tinycoder's own directories.
+    pub fn keep_entry(&self, entry: &ignore::DirEntry) -> bool {
+        !entry.file_type().is_some_and(|t| t.is_dir()) || !self.contains_dir(entry.path())
+    }
+}

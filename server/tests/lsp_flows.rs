@@ -87,3 +87,31 @@ fn tasks_and_memory_commands_answer_from_the_store() {
     assert!(err["message"].as_str().unwrap().contains("needs a query"), "{err}");
     assert_eq!(client.shutdown_and_exit().code(), Some(0));
 }
+
+#[test]
+fn index_command_indexes_the_workspace_under_progress() {
+    let mut client = LspClient::spawn();
+    let root = client.root().to_path_buf();
+    std::fs::write(root.join("shapes.py"), "class Circle:\n    def area(self):\n        return 3.14\n").unwrap();
+    std::fs::write(root.join("lib.rs"), "pub fn parse_config_file() {}\n").unwrap();
+    client.initialize(&["utf-16"], json!({}));
+    let summary = client
+        .request("workspace/executeCommand", json!({"command": "tinycoder.index", "arguments": []}))
+        .expect("index answers");
+    // Only the two source files: tinycoder's own cache and data dirs inside the root are never indexed.
+    let table: Vec<String> = std::fs::read_dir(root.join("cache").join("workspaces"))
+        .unwrap()
+        .flatten()
+        .filter_map(|e| std::fs::read_to_string(e.path().join("index").join("files.json")).ok())
+        .collect();
+    assert_eq!(summary["total_files"], json!(2), "{summary:#} {table:?}");
+    assert_eq!(summary["files"], json!(2), "{summary:#}");
+    let progress_titles: Vec<String> = client
+        .inbox
+        .iter()
+        .filter(|m| m["method"] == "$/progress" && m["params"]["value"]["kind"] == "begin")
+        .map(|m| m["params"]["value"]["title"].as_str().unwrap_or("").to_string())
+        .collect();
+    assert!(progress_titles.iter().any(|t| t.contains("indexing")), "{progress_titles:?}");
+    assert_eq!(client.shutdown_and_exit().code(), Some(0));
+}

@@ -99,6 +99,9 @@ fn builder(root: &Path, cfg: &IndexConfig) -> ignore::WalkBuilder {
         .follow_links(true) // `ignore` detects symlink loops and reports them as errors, which we skip.
         .max_filesize(Some(cfg.max_file_kb * 1024))
         .add_custom_ignore_filename(IGNORE_FILE);
+    // tinycoder's own cache and data (the index itself, shadows, SQLite) are never indexed.
+    let own_dirs = crate::paths::OwnDirs::current();
+    b.filter_entry(move |e| own_dirs.keep_entry(e));
     b
 }
 
@@ -131,6 +134,7 @@ pub fn walk_workspace(root: &Path, cfg: &IndexConfig) -> Vec<WalkedFile> {
 pub struct PathFilter {
     root: PathBuf,
     matchers: Vec<ignore::gitignore::Gitignore>,
+    own_dirs: crate::paths::OwnDirs,
 }
 
 impl PathFilter {
@@ -138,7 +142,7 @@ impl PathFilter {
     pub fn new(root: &Path) -> Self {
         let matchers =
             [".gitignore", IGNORE_FILE].iter().map(|f| ignore::gitignore::Gitignore::new(root.join(f)).0).collect();
-        Self { root: root.to_path_buf(), matchers }
+        Self { root: root.to_path_buf(), matchers, own_dirs: crate::paths::OwnDirs::current() }
     }
 
     /// Whether a changed path may be indexed (inside the root, not hidden, not ignored).
@@ -147,6 +151,10 @@ impl PathFilter {
             return false;
         };
         if rel.split('/').any(|p| p.starts_with('.')) {
+            return false;
+        }
+        // The index's own writes must not feed back into it.
+        if self.own_dirs.contains_dir(abs) {
             return false;
         }
         !self.matchers.iter().any(|m| m.matched_path_or_any_parents(abs, is_dir).is_ignore())

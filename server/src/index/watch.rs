@@ -17,10 +17,17 @@ pub(super) fn start_watcher(root: &Path, tx: Sender<Command>) -> Option<notify::
         let ok = |p: &PathBuf| filter.allows(p, p.is_dir());
         let cmds: Vec<Command> = match ev.kind {
             EventKind::Modify(ModifyKind::Name(RenameMode::Both)) if ev.paths.len() == 2 => {
-                vec![Command::Renamed(ev.paths[0].clone(), ev.paths[1].clone())]
+                let (from, to) = (&ev.paths[0], &ev.paths[1]);
+                // A rename into an ignored place (e.g. an atomic write of the index's own
+                // files) is a deletion of the source at most, never a new indexed file.
+                match (filter.allows(from, false), ok(to)) {
+                    (_, true) => vec![Command::Renamed(from.clone(), to.clone())],
+                    (true, false) => vec![Command::Deleted(from.clone())],
+                    (false, false) => Vec::new(),
+                }
             }
             EventKind::Remove(_) | EventKind::Modify(ModifyKind::Name(RenameMode::From)) => {
-                ev.paths.iter().map(|p| Command::Deleted(p.clone())).collect()
+                ev.paths.iter().filter(|p| filter.allows(p, false)).map(|p| Command::Deleted(p.clone())).collect()
             }
             EventKind::Create(_) | EventKind::Modify(_) => {
                 ev.paths.iter().filter(|p| ok(p)).map(|p| Command::Changed(p.clone())).collect()

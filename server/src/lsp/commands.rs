@@ -121,6 +121,7 @@ pub async fn execute(backend: &Backend, name: &str, args: Vec<Value>) -> Result<
             Ok(Some(json!({ "jobId": id, "cancelled": cancelled })))
         }
         CommandId::RunTests => super::flows::run_tests(backend).await,
+        CommandId::Index => super::flows::index(backend).await,
         CommandId::Tasks => super::flows::tasks(backend, &args).await,
         CommandId::MemorySearch => super::flows::memory_search(backend, &args).await,
         CommandId::MemoryDelete => super::flows::memory_delete(backend, &args).await,

@@ -93,6 +93,33 @@ fn diagnostics_by_file(root: &Path, failures: &[TestFailure]) -> BTreeMap<Uri, V
     out
 }
 
+/// `tinycoder.index`: brings the workspace index up to date under cancellable progress.
+pub async fn index(backend: &Backend) -> Result<Option<Value>> {
+    let (config, paths) = backend.config_and_paths()?;
+    let progress =
+        ProgressHandle::start(backend.client(), backend.jobs(), "tinycoder: indexing", backend.progress_supported());
+    let cancel = progress.cancel_token();
+    let open = backend.index_opener(paths.root.clone(), config);
+    let run_lock = backend.index_run_lock();
+    let summary = tokio::task::spawn_blocking(move || {
+        let index = open()?;
+        let _running = run_lock.lock().unwrap_or_else(|p| p.into_inner());
+        index.index_all(
+            |p| {
+                if p.done % 200 == 0 || p.done == p.total {
+                    let pct = (p.done * 100).checked_div(p.total).unwrap_or(100) as u32;
+                    progress.report(format!("{}/{} files", p.done, p.total), Some(pct));
+                }
+            },
+            &cancel,
+        )
+    })
+    .await
+    .map_err(|e| request_failed(format!("indexing stopped: {e}")))?
+    .map_err(|e| request_failed(format!("indexing failed: {e}")))?;
+    Ok(Some(serde_json::to_value(summary).map_err(|e| request_failed(e.to_string()))?))
+}
+
 /// `tinycoder.tasks [{"unfinishedOnly": bool, "limit": n}]`: recent tasks, newest first.
 pub async fn tasks(backend: &Backend, args: &[Value]) -> Result<Option<Value>> {
     let opts = args.first();

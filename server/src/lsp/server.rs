@@ -53,7 +53,7 @@ struct Settings {
 pub struct Backend {
     client: Client,
     options: ServerOptions,
-    docs: Mutex<DocumentStore>,
+    docs: Arc<Mutex<DocumentStore>>,
     encoding: RwLock<PositionEncoding>,
     workspace: RwLock<Option<PathBuf>>,
     init_options: Mutex<Option<Value>>,
@@ -65,6 +65,15 @@ pub struct Backend {
     test_diagnostics: Mutex<HashSet<String>>,
     /// The workspace's SQLite store, opened on first use (never on the keystroke path).
     store: Mutex<Option<crate::store::Store>>,
+    /// The workspace index, opened in the background after `initialized`.
+    index: Arc<std::sync::OnceLock<Arc<crate::index::WorkspaceIndex>>>,
+    /// Serialises opening the index (one tantivy writer per workspace).
+    index_open: Arc<Mutex<()>>,
+    /// Serialises full index runs (start-up and `tinycoder.index`), so they never interleave.
+    index_run: Arc<Mutex<()>>,
+    /// Open buffers edited since the index last saw them (URIs); a background task
+    /// hands their text to the index once per `index.debounce_ms`, so a keystroke costs an insert.
+    index_dirty: Arc<Mutex<HashSet<String>>>,
 }
 
 /// Parameters of `tinycoder/debugDocument`.
@@ -111,7 +120,7 @@ impl Backend {
         Self {
             client,
             options,
-            docs: Mutex::new(DocumentStore::default()),
+            docs: Arc::new(Mutex::new(DocumentStore::default())),
             encoding: RwLock::new(PositionEncoding::Utf16),
             workspace: RwLock::new(workspace),
             init_options: Mutex::new(None),
@@ -121,6 +130,10 @@ impl Backend {
             chats: Mutex::new(ChatSessions::default()),
             test_diagnostics: Mutex::new(HashSet::new()),
             store: Mutex::new(None),
+            index: Arc::new(std::sync::OnceLock::new()),
+            index_open: Arc::new(Mutex::new(())),
+            index_run: Arc::new(Mutex::new(())),
+            index_dirty: Arc::new(Mutex::new(HashSet::new())),
         }
     }
 
@@ -180,6 +193,97 @@ impl Backend {
             .map_err(|e| request_failed(format!("the workspace store could not be opened: {e}")))?;
         *slot = Some(store.clone());
         Ok(store)
+    }
+
+    /// The workspace index, when it has been opened.
+    pub(super) fn index(&self) -> Option<Arc<crate::index::WorkspaceIndex>> {
+        self.index.get().cloned()
+    }
+
+    /// The lock a full index run holds (taken on a blocking thread).
+    pub(super) fn index_run_lock(&self) -> Arc<Mutex<()>> {
+        self.index_run.clone()
+    }
+
+    /// A blocking opener of the workspace index that opens it at most once (call it off the async threads).
+    pub(super) fn index_opener(
+        &self,
+        root: PathBuf,
+        config: crate::config::Config,
+    ) -> impl FnOnce() -> std::result::Result<Arc<crate::index::WorkspaceIndex>, crate::index::IndexError> + Send + 'static
+    {
+        let (slot, lock) = (self.index.clone(), self.index_open.clone());
+        move || {
+            let _guard = lock.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            if let Some(index) = slot.get() {
+                return Ok(index.clone());
+            }
+            let index = Arc::new(crate::index::WorkspaceIndex::open_for_workspace(&root, &config)?);
+            let _ = slot.set(index.clone());
+            Ok(index)
+        }
+    }
+
+    /// Opens the workspace index off the async threads, brings it up to date under
+    /// progress, and starts feeding it edited buffers (debounced).
+    fn start_index(&self) {
+        let Ok((config, paths)) = self.config_and_paths() else { return };
+        let open = self.index_opener(paths.root.clone(), config.clone());
+        let run_lock = self.index_run_lock();
+        let docs = self.docs.clone();
+        let dirty = self.index_dirty.clone();
+        let debounce = std::time::Duration::from_millis(config.index.debounce_ms.max(10));
+        let progress =
+            ProgressHandle::start(&self.client, &self.jobs, "tinycoder: indexing", self.progress_supported());
+        let client = self.client.clone();
+        tokio::spawn(async move {
+            let cancel = progress.cancel_token();
+            let opened = tokio::task::spawn_blocking(move || {
+                let index = open()?;
+                let _running = run_lock.lock().unwrap_or_else(|p| p.into_inner());
+                let summary = index.index_all(
+                    |p| {
+                        if p.done % 200 == 0 || p.done == p.total {
+                            let pct = (p.done * 100).checked_div(p.total).unwrap_or(100) as u32;
+                            progress.report(format!("{}/{} files", p.done, p.total), Some(pct));
+                        }
+                    },
+                    &cancel,
+                )?;
+                Ok::<_, crate::index::IndexError>((index, summary))
+            })
+            .await;
+            let index = match opened {
+                Ok(Ok((index, summary))) => {
+                    tracing::info!(files = summary.files, indexed = summary.indexed, "workspace index ready");
+                    index
+                }
+                Ok(Err(e)) => {
+                    let message = format!("tinycoder: the workspace index is not available: {e}");
+                    tracing::warn!("{message}");
+                    client.show_message(MessageType::WARNING, message).await;
+                    return;
+                }
+                Err(e) => return tracing::error!("index task failed: {e}"),
+            };
+            loop {
+                tokio::time::sleep(debounce).await;
+                let uris: Vec<String> = match dirty.lock() {
+                    Ok(mut d) => d.drain().collect(),
+                    Err(_) => return,
+                };
+                for uri in uris {
+                    let Some(path) = uri.parse::<Uri>().ok().and_then(|u| u.to_file_path().map(|p| p.into_owned()))
+                    else {
+                        continue;
+                    };
+                    let text = docs.lock().ok().and_then(|d| d.get(&uri).map(|o| o.doc.text()));
+                    if let Some(text) = text {
+                        index.update_buffer(&path, text);
+                    }
+                }
+            }
+        });
     }
 
     fn encoding(&self) -> PositionEncoding {
@@ -434,6 +538,7 @@ impl LanguageServer for Backend {
 
     async fn initialized(&self, _: InitializedParams) {
         tracing::info!(encoding = self.encoding().as_lsp_str(), "tinycoder language server initialized");
+        self.start_index();
     }
 
     async fn shutdown(&self) -> Result<()> {
@@ -459,11 +564,17 @@ impl LanguageServer for Backend {
             }
             Err(_) => tracing::error!("document store unavailable; didChange dropped"),
         }
+        if let Ok(mut dirty) = self.index_dirty.lock() {
+            dirty.insert(uri_key(&params.text_document.uri));
+        }
     }
 
     async fn did_close(&self, params: DidCloseTextDocumentParams) {
         if let Ok(mut docs) = self.docs.lock() {
             docs.close(&uri_key(&params.text_document.uri));
+        }
+        if let (Some(index), Some(path)) = (self.index(), params.text_document.uri.to_file_path()) {
+            index.close_buffer(&path);
         }
     }
 

@@ -180,24 +180,14 @@ pub fn cleanup_stale_shadows(cache_dir: &Path) -> usize {
 /// Workspace-relative paths of tracked and untracked-but-not-ignored files.
 pub fn list_workspace_files(root: &Path) -> Result<Vec<PathBuf>, SandboxError> {
     let mut out = Vec::new();
-    // tinycoder's own cache and data (shadows, index, SQLite) never enter a shadow,
-    // even when they live inside the workspace (as in tests, or by `store.dir`).
-    let own_dirs: Vec<PathBuf> = [crate::paths::cache_root(), crate::paths::data_root()]
-        .into_iter()
-        .map(|d| d.canonicalize().unwrap_or(d))
-        .collect();
+    // tinycoder's own cache and data (shadows, index, SQLite) never enter a shadow.
+    let own_dirs = crate::paths::OwnDirs::current();
     let walker = ignore::WalkBuilder::new(root)
         .hidden(false)
         .git_ignore(true)
         .git_exclude(true)
         .require_git(false)
-        .filter_entry(move |e| {
-            if !e.file_type().is_some_and(|t| t.is_dir()) {
-                return true;
-            }
-            let p = e.path().canonicalize().unwrap_or_else(|_| e.path().to_path_buf());
-            !own_dirs.iter().any(|d| p.starts_with(d))
-        })
+        .filter_entry(move |e| own_dirs.keep_entry(e))
         .build();
     for entry in walker {
         let entry = entry.map_err(|e| SandboxError::Walk(e.to_string()))?;
