@@ -189,3 +189,58 @@ fn cancelling_the_progress_stops_the_chat() {
     }
     assert!(client.shutdown_and_exit().success());
 }
+
+#[test]
+fn long_sessions_are_summarized_by_the_summarizer_model_and_reused() {
+    require_ollama();
+    let mut client = LspClient::spawn();
+    let mut options = chat_options();
+    // A tiny history budget, so the second exchange already triggers a summary.
+    options["store"] =
+        json!({"session_history_tokens": 40, "session_keep_recent_turns": 1, "session_summary_tokens": 30});
+    options["models"]["summarizer"] =
+        json!({"name": "smollm2", "num_ctx": 2048, "max_output_tokens": 80, "temperature": 0.0});
+    client.initialize(&["utf-8"], options);
+    let first = client
+        .request("tinycoder/chat", json!({"requestId": "s1", "message": "My function total() adds an int and a str and fails with TypeError."}))
+        .unwrap_or_else(|e| panic!("chat failed: {e}"));
+    let session = first["sessionId"].as_str().unwrap().to_string();
+    client
+        .request(
+            "tinycoder/chat",
+            json!({"sessionId": session, "requestId": "s2", "message": "How do I convert the str first?"}),
+        )
+        .unwrap_or_else(|e| panic!("chat failed: {e}"));
+    let data = client.root().join("data").join("workspaces");
+    let db = std::fs::read_dir(&data)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path().join("tinycoder.sqlite3"))
+        .find(|p| p.exists())
+        .expect("the workspace store exists");
+    // The summary is written in the background by the real summarizer model.
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    let (summary, through) = loop {
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        let row: (String, i64) = conn
+            .query_row("SELECT summary, summarized_through FROM sessions WHERE session_id = ?1", [&session], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .unwrap();
+        if row.1 > 0 || std::time::Instant::now() > deadline {
+            break row;
+        }
+        std::thread::sleep(Duration::from_millis(250));
+    };
+    assert!(through > 0, "no summary was written within 120 s");
+    assert!(!summary.trim().is_empty());
+    // The next turn is built from the summary plus the recent turns, and still answers.
+    let third = client
+        .request(
+            "tinycoder/chat",
+            json!({"sessionId": session, "requestId": "s3", "message": "Thanks. Anything else?"}),
+        )
+        .unwrap_or_else(|e| panic!("chat after a summary failed: {e}"));
+    assert!(!third["reply"].as_str().unwrap().trim().is_empty());
+    assert!(client.shutdown_and_exit().success());
+}

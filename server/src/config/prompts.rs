@@ -29,6 +29,7 @@ macro_rules! prompts {
 prompts! {
     CHAT_SYSTEM = "chat_system" [];
     CHAT_FILE_CONTEXT = "chat_file_context" ["path", "language", "code"];
+    CHAT_SESSION_SUMMARY = "chat_session_summary" ["summary"];
     STRUCTURED_RETRY = "structured_retry" ["error"];
     SUMMARIZE_SESSION = "summarize_session" ["previous_summary", "turns", "max_tokens"];
     CONTEXT_SYSTEM = "context_system" [];

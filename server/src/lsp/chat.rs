@@ -62,11 +62,6 @@ impl ChatSessions {
         self.sessions.get(id).cloned().unwrap_or_default()
     }
 
-    /// Appends one message (used to seed a session loaded from the store).
-    pub fn push(&mut self, id: &str, message: ChatMessage) {
-        self.sessions.entry(id.to_string()).or_default().push(message);
-    }
-
     /// Appends a finished exchange.
     pub fn record(&mut self, id: &str, user: ChatMessage, assistant: ChatMessage) {
         let turns = self.sessions.entry(id.to_string()).or_default();

@@ -13,7 +13,7 @@ use super::convert::{to_text_change, to_text_range};
 use super::documents::DocumentStore;
 use super::progress::{JobRegistry, ProgressHandle};
 use super::symbols::outline;
-use crate::config::{ConfigInputs, LoadedConfig, ModelRole, PromptLibrary};
+use crate::config::{ConfigInputs, LoadedConfig, ModelRole, PromptId, PromptLibrary};
 use crate::llm::{ChatMessage, ChatRequest, LlmError, ModelClient};
 use crate::text::PositionEncoding;
 use futures::StreamExt;
@@ -357,11 +357,12 @@ impl Backend {
         let request_id = params.request_id.clone().unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
         let settings = self.settings().ok_or_else(|| request_failed("the server is not initialized"))?;
         let file = self.file_context(&params)?;
-        let mut history = self.chats.lock().map_err(lock_err)?.history(&session_id);
-        if history.is_empty() {
-            // A session from an earlier run: its turns persist in the workspace store.
-            history = self.persisted_history(&session_id).await;
-        }
+        // The store is the source of truth for a session (its summary plus the turns not yet
+        // folded into it); the in-memory turns serve when the store is unavailable.
+        let history = match self.persisted_history(&session_id, &settings.prompts).await {
+            Some(h) => h,
+            None => self.chats.lock().map_err(lock_err)?.history(&session_id),
+        };
         let (messages, context_trimmed) =
             build_messages(&settings.loaded.config, &settings.prompts, &history, file.as_ref(), &params.message)
                 .map_err(|e| request_failed(e.to_string()))?;
@@ -396,33 +397,47 @@ impl Backend {
                 })
                 .await;
         }
-        {
-            let mut chats = self.chats.lock().map_err(lock_err)?;
-            if chats.history(&session_id).is_empty() {
-                for turn in &history {
-                    chats.push(&session_id, turn.clone());
-                }
-            }
-            chats.record(&session_id, ChatMessage::user(params.message.clone()), ChatMessage::assistant(reply.clone()));
-        }
-        self.persist_turns(&session_id, &params.message, &reply).await;
+        self.chats.lock().map_err(lock_err)?.record(
+            &session_id,
+            ChatMessage::user(params.message.clone()),
+            ChatMessage::assistant(reply.clone()),
+        );
+        self.persist_turns(&session_id, &params.message, &reply, &settings).await;
         Ok(ChatResult { session_id, request_id, reply, context_trimmed })
     }
 
-    /// The turns of a session stored by an earlier run (empty when none or the store is unavailable).
-    async fn persisted_history(&self, session_id: &str) -> Vec<ChatMessage> {
-        let Ok(store) = self.store() else { return Vec::new() };
-        match crate::store::SessionStore::new(store).turns(session_id, 0).await {
-            Ok(turns) => turns.into_iter().map(|t| ChatMessage { role: t.role, content: t.content }).collect(),
+    /// A session's history from the store: its summary (as a system message) and the turns
+    /// after it. `None` when the store is unavailable.
+    async fn persisted_history(&self, session_id: &str, prompts: &PromptLibrary) -> Option<Vec<ChatMessage>> {
+        let sessions = crate::store::SessionStore::new(self.store().ok()?);
+        let loaded = async {
+            let session = sessions.get(session_id).await?;
+            let through = session.as_ref().map(|s| s.summarized_through).unwrap_or(0);
+            Ok::<_, crate::store::StoreError>((session, sessions.turns(session_id, through).await?))
+        };
+        match loaded.await {
+            Ok((session, turns)) => {
+                let mut history = Vec::new();
+                if let Some(summary) = session.map(|s| s.summary).filter(|s| !s.trim().is_empty()) {
+                    match prompts.render(PromptId::CHAT_SESSION_SUMMARY, &[("summary", &summary)]) {
+                        Ok(text) => history.push(ChatMessage::system(text)),
+                        Err(e) => tracing::warn!("session summary not shown: {e}"),
+                    }
+                }
+                history.extend(turns.into_iter().map(|t| ChatMessage { role: t.role, content: t.content }));
+                Some(history)
+            }
             Err(e) => {
                 tracing::warn!(session_id, "chat history not loaded from the store: {e}");
-                Vec::new()
+                None
             }
         }
     }
 
-    /// Saves one exchange; a store failure is logged, never fails the chat the user already saw.
-    async fn persist_turns(&self, session_id: &str, user: &str, reply: &str) {
+    /// Saves one exchange, then lets the summarizer fold old turns in the background
+    /// (a model call only once the history passes `store.session_history_tokens`).
+    /// A store failure is logged, never fails the chat the user already saw.
+    async fn persist_turns(&self, session_id: &str, user: &str, reply: &str, settings: &Settings) {
         let store = match self.store() {
             Ok(s) => s,
             Err(e) => return tracing::warn!(session_id, "chat turn not persisted: {}", e.message),
@@ -436,8 +451,22 @@ impl Backend {
         }
         .await;
         if let Err(e) = result {
-            tracing::warn!(session_id, "chat turn not persisted: {e}");
+            return tracing::warn!(session_id, "chat turn not persisted: {e}");
         }
+        let Ok(model) = settings.model.clone() else { return };
+        let summarizer = crate::store::SessionSummarizer::new(
+            sessions,
+            model,
+            Arc::new(settings.prompts.clone()),
+            crate::store::SummaryBudget::from_config(&settings.loaded.config),
+        );
+        let id = session_id.to_string();
+        tokio::spawn(async move {
+            match summarizer.compress(&id, tokio_util::sync::CancellationToken::new()).await {
+                Ok(outcome) => tracing::debug!(session_id = id, ?outcome, "session summary"),
+                Err(e) => tracing::warn!(session_id = id, "session summary not updated: {e}"),
+            }
+        });
     }
 
     fn file_context(&self, params: &ChatParams) -> Result<Option<FileContext>> {
