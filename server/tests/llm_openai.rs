@@ -74,7 +74,7 @@ async fn tokens_are_counted_exactly_by_the_server() {
 async fn a_prompt_the_estimate_refuses_but_that_fits_is_sent() {
     let (_g, config) = ready().await;
     let client = client_from_config(&config).expect("client");
-    let text = "hello ".repeat(850); // 5100 bytes: estimate > 2048 - 32, exact ~850 tokens
+    let text = "hello ".repeat(1000); // estimate ~2,160 > 2048 - 32; exact ~1,000 tokens
     let estimate = tinycoder::llm::estimate_tokens(&[ChatMessage::user(text.clone())], &config.budget);
     assert!(estimate + 32 > 2048, "the estimate alone must refuse ({estimate})");
     let mut req = ChatRequest::new(ModelRole::Coder, vec![ChatMessage::user(text)]);
