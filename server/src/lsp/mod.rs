@@ -5,11 +5,13 @@
 //! commands in [`commands`], progress and cancellation in [`progress`], chat in [`chat`].
 
 pub mod chat;
+mod chat_flow;
 pub mod code_actions;
 pub mod commands;
 pub mod convert;
 pub mod documents;
 pub mod flows;
+mod indexing;
 pub mod progress;
 pub mod server;
 pub mod symbols;

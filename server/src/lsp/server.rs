@@ -6,17 +6,16 @@
 //! polls handler futures in arrival order, so the first poll (where all the work
 //! happens) keeps the order even though handlers run concurrently.
 
-use super::chat::{build_messages, ChatDelta, ChatDeltaParams, ChatParams, ChatResult, ChatSessions, FileContext};
+use super::chat::ChatSessions;
 use super::code_actions::list_actions;
 use super::commands::{self, command_names, request_failed};
-use super::convert::{to_text_change, to_text_range};
+use super::convert::to_text_change;
 use super::documents::DocumentStore;
-use super::progress::{JobRegistry, ProgressHandle};
+use super::progress::JobRegistry;
 use super::symbols::outline;
-use crate::config::{ConfigInputs, LoadedConfig, ModelRole, PromptId, PromptLibrary};
-use crate::llm::{ChatMessage, ChatRequest, LlmError, ModelClient};
+use crate::config::{ConfigInputs, LoadedConfig, PromptLibrary};
+use crate::llm::ModelClient;
 use crate::text::PositionEncoding;
-use futures::StreamExt;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::HashSet;
@@ -43,37 +42,37 @@ pub struct ServerOptions {
 }
 
 /// Configuration, prompts and model client, replaced together on reload.
-struct Settings {
-    loaded: LoadedConfig,
-    prompts: PromptLibrary,
-    model: std::result::Result<Arc<dyn ModelClient>, String>,
+pub(super) struct Settings {
+    pub(super) loaded: LoadedConfig,
+    pub(super) prompts: PromptLibrary,
+    pub(super) model: std::result::Result<Arc<dyn ModelClient>, String>,
 }
 
 /// The language server state.
 pub struct Backend {
-    client: Client,
-    options: ServerOptions,
-    docs: Arc<Mutex<DocumentStore>>,
-    encoding: RwLock<PositionEncoding>,
-    workspace: RwLock<Option<PathBuf>>,
-    init_options: Mutex<Option<Value>>,
-    settings: RwLock<Option<Arc<Settings>>>,
-    progress_supported: AtomicBool,
-    jobs: JobRegistry,
-    chats: Mutex<ChatSessions>,
+    pub(super) client: Client,
+    pub(super) options: ServerOptions,
+    pub(super) docs: Arc<Mutex<DocumentStore>>,
+    pub(super) encoding: RwLock<PositionEncoding>,
+    pub(super) workspace: RwLock<Option<PathBuf>>,
+    pub(super) init_options: Mutex<Option<Value>>,
+    pub(super) settings: RwLock<Option<Arc<Settings>>>,
+    pub(super) progress_supported: AtomicBool,
+    pub(super) jobs: JobRegistry,
+    pub(super) chats: Mutex<ChatSessions>,
     /// URIs that carry tinycoder test diagnostics now (cleared by a later green run).
-    test_diagnostics: Mutex<HashSet<String>>,
+    pub(super) test_diagnostics: Mutex<HashSet<String>>,
     /// The workspace's SQLite store, opened on first use (never on the keystroke path).
-    store: Mutex<Option<crate::store::Store>>,
+    pub(super) store: Mutex<Option<crate::store::Store>>,
     /// The workspace index, opened in the background after `initialized`.
-    index: Arc<std::sync::OnceLock<Arc<crate::index::WorkspaceIndex>>>,
+    pub(super) index: Arc<std::sync::OnceLock<Arc<crate::index::WorkspaceIndex>>>,
     /// Serialises opening the index (one tantivy writer per workspace).
-    index_open: Arc<Mutex<()>>,
+    pub(super) index_open: Arc<Mutex<()>>,
     /// Serialises full index runs (start-up and `tinycoder.index`), so they never interleave.
-    index_run: Arc<Mutex<()>>,
+    pub(super) index_run: Arc<Mutex<()>>,
     /// Open buffers edited since the index last saw them (URIs); a background task
     /// hands their text to the index once per `index.debounce_ms`, so a keystroke costs an insert.
-    index_dirty: Arc<Mutex<HashSet<String>>>,
+    pub(super) index_dirty: Arc<Mutex<HashSet<String>>>,
 }
 
 /// Parameters of `tinycoder/debugDocument`.
@@ -105,11 +104,11 @@ fn meaningful_options(v: Option<Value>) -> Option<Value> {
     })
 }
 
-fn uri_key(uri: &Uri) -> String {
+pub(super) fn uri_key(uri: &Uri) -> String {
     uri.as_str().to_string()
 }
 
-fn lock_err<T>(_: T) -> Error {
+pub(super) fn lock_err<T>(_: T) -> Error {
     request_failed("internal state is unavailable after an earlier failure; restart the server")
 }
 
@@ -195,102 +194,11 @@ impl Backend {
         Ok(store)
     }
 
-    /// The workspace index, when it has been opened.
-    pub(super) fn index(&self) -> Option<Arc<crate::index::WorkspaceIndex>> {
-        self.index.get().cloned()
-    }
-
-    /// The lock a full index run holds (taken on a blocking thread).
-    pub(super) fn index_run_lock(&self) -> Arc<Mutex<()>> {
-        self.index_run.clone()
-    }
-
-    /// A blocking opener of the workspace index that opens it at most once (call it off the async threads).
-    pub(super) fn index_opener(
-        &self,
-        root: PathBuf,
-        config: crate::config::Config,
-    ) -> impl FnOnce() -> std::result::Result<Arc<crate::index::WorkspaceIndex>, crate::index::IndexError> + Send + 'static
-    {
-        let (slot, lock) = (self.index.clone(), self.index_open.clone());
-        move || {
-            let _guard = lock.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-            if let Some(index) = slot.get() {
-                return Ok(index.clone());
-            }
-            let index = Arc::new(crate::index::WorkspaceIndex::open_for_workspace(&root, &config)?);
-            let _ = slot.set(index.clone());
-            Ok(index)
-        }
-    }
-
-    /// Opens the workspace index off the async threads, brings it up to date under
-    /// progress, and starts feeding it edited buffers (debounced).
-    fn start_index(&self) {
-        let Ok((config, paths)) = self.config_and_paths() else { return };
-        let open = self.index_opener(paths.root.clone(), config.clone());
-        let run_lock = self.index_run_lock();
-        let docs = self.docs.clone();
-        let dirty = self.index_dirty.clone();
-        let debounce = std::time::Duration::from_millis(config.index.debounce_ms.max(10));
-        let progress =
-            ProgressHandle::start(&self.client, &self.jobs, "tinycoder: indexing", self.progress_supported());
-        let client = self.client.clone();
-        tokio::spawn(async move {
-            let cancel = progress.cancel_token();
-            let opened = tokio::task::spawn_blocking(move || {
-                let index = open()?;
-                let _running = run_lock.lock().unwrap_or_else(|p| p.into_inner());
-                let summary = index.index_all(
-                    |p| {
-                        if p.done % 200 == 0 || p.done == p.total {
-                            let pct = (p.done * 100).checked_div(p.total).unwrap_or(100) as u32;
-                            progress.report(format!("{}/{} files", p.done, p.total), Some(pct));
-                        }
-                    },
-                    &cancel,
-                )?;
-                Ok::<_, crate::index::IndexError>((index, summary))
-            })
-            .await;
-            let index = match opened {
-                Ok(Ok((index, summary))) => {
-                    tracing::info!(files = summary.files, indexed = summary.indexed, "workspace index ready");
-                    index
-                }
-                Ok(Err(e)) => {
-                    let message = format!("tinycoder: the workspace index is not available: {e}");
-                    tracing::warn!("{message}");
-                    client.show_message(MessageType::WARNING, message).await;
-                    return;
-                }
-                Err(e) => return tracing::error!("index task failed: {e}"),
-            };
-            loop {
-                tokio::time::sleep(debounce).await;
-                let uris: Vec<String> = match dirty.lock() {
-                    Ok(mut d) => d.drain().collect(),
-                    Err(_) => return,
-                };
-                for uri in uris {
-                    let Some(path) = uri.parse::<Uri>().ok().and_then(|u| u.to_file_path().map(|p| p.into_owned()))
-                    else {
-                        continue;
-                    };
-                    let text = docs.lock().ok().and_then(|d| d.get(&uri).map(|o| o.doc.text()));
-                    if let Some(text) = text {
-                        index.update_buffer(&path, text);
-                    }
-                }
-            }
-        });
-    }
-
-    fn encoding(&self) -> PositionEncoding {
+    pub(super) fn encoding(&self) -> PositionEncoding {
         self.encoding.read().map(|e| *e).unwrap_or_default()
     }
 
-    fn settings(&self) -> Option<Arc<Settings>> {
+    pub(super) fn settings(&self) -> Option<Arc<Settings>> {
         self.settings.read().ok().and_then(|s| s.clone())
     }
 
@@ -349,149 +257,6 @@ impl Backend {
         if !self.jobs.cancel(&id) {
             tracing::debug!(%id, "progress cancel for a job that is not running");
         }
-    }
-
-    /// `tinycoder/chat`: streams the reply as `tinycoder/chatDelta` notifications and returns it whole.
-    pub async fn chat(&self, params: ChatParams) -> Result<ChatResult> {
-        let session_id = params.session_id.clone().unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
-        let request_id = params.request_id.clone().unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
-        let settings = self.settings().ok_or_else(|| request_failed("the server is not initialized"))?;
-        let file = self.file_context(&params)?;
-        // The store is the source of truth for a session (its summary plus the turns not yet
-        // folded into it); the in-memory turns serve when the store is unavailable.
-        let history = match self.persisted_history(&session_id, &settings.prompts).await {
-            Some(h) => h,
-            None => self.chats.lock().map_err(lock_err)?.history(&session_id),
-        };
-        let (messages, context_trimmed) =
-            build_messages(&settings.loaded.config, &settings.prompts, &history, file.as_ref(), &params.message)
-                .map_err(|e| request_failed(e.to_string()))?;
-        let model = settings.model.clone().map_err(request_failed)?;
-        // Dropping this future ($/cancelRequest) drops the guard, which cancels the model call;
-        // cancelling the progress (window/workDoneProgress/cancel or tinycoder.cancel) stops it too.
-        let progress = ProgressHandle::start(&self.client, &self.jobs, "tinycoder: chat", self.progress_supported());
-        let cancel = progress.cancel_token();
-        let _guard = cancel.clone().drop_guard();
-        let mut stream = tokio::select! {
-            s = model.chat_stream(ChatRequest::new(ModelRole::Coder, messages), cancel.clone()) => s.map_err(|e| llm_error(&e))?,
-            _ = cancel.cancelled() => return Err(Error::request_cancelled()),
-        };
-        let mut reply = String::new();
-        loop {
-            let delta = tokio::select! {
-                d = stream.next() => d,
-                _ = cancel.cancelled() => return Err(Error::request_cancelled()),
-            };
-            let Some(delta) = delta else { break };
-            let delta = delta.map_err(|e| llm_error(&e))?;
-            if delta.is_empty() {
-                continue;
-            }
-            reply.push_str(&delta);
-            progress.report(format!("{} characters", reply.chars().count()), None);
-            self.client
-                .send_notification::<ChatDelta>(ChatDeltaParams {
-                    session_id: session_id.clone(),
-                    request_id: request_id.clone(),
-                    delta,
-                })
-                .await;
-        }
-        self.chats.lock().map_err(lock_err)?.record(
-            &session_id,
-            ChatMessage::user(params.message.clone()),
-            ChatMessage::assistant(reply.clone()),
-        );
-        self.persist_turns(&session_id, &params.message, &reply, &settings).await;
-        Ok(ChatResult { session_id, request_id, reply, context_trimmed })
-    }
-
-    /// A session's history from the store: its summary (as a system message) and the turns
-    /// after it. `None` when the store is unavailable.
-    async fn persisted_history(&self, session_id: &str, prompts: &PromptLibrary) -> Option<Vec<ChatMessage>> {
-        let sessions = crate::store::SessionStore::new(self.store().ok()?);
-        let loaded = async {
-            let session = sessions.get(session_id).await?;
-            let through = session.as_ref().map(|s| s.summarized_through).unwrap_or(0);
-            Ok::<_, crate::store::StoreError>((session, sessions.turns(session_id, through).await?))
-        };
-        match loaded.await {
-            Ok((session, turns)) => {
-                let mut history = Vec::new();
-                if let Some(summary) = session.map(|s| s.summary).filter(|s| !s.trim().is_empty()) {
-                    match prompts.render(PromptId::CHAT_SESSION_SUMMARY, &[("summary", &summary)]) {
-                        Ok(text) => history.push(ChatMessage::system(text)),
-                        Err(e) => tracing::warn!("session summary not shown: {e}"),
-                    }
-                }
-                history.extend(turns.into_iter().map(|t| ChatMessage { role: t.role, content: t.content }));
-                Some(history)
-            }
-            Err(e) => {
-                tracing::warn!(session_id, "chat history not loaded from the store: {e}");
-                None
-            }
-        }
-    }
-
-    /// Saves one exchange, then lets the summarizer fold old turns in the background
-    /// (a model call only once the history passes `store.session_history_tokens`).
-    /// A store failure is logged, never fails the chat the user already saw.
-    async fn persist_turns(&self, session_id: &str, user: &str, reply: &str, settings: &Settings) {
-        let store = match self.store() {
-            Ok(s) => s,
-            Err(e) => return tracing::warn!(session_id, "chat turn not persisted: {}", e.message),
-        };
-        let sessions = crate::store::SessionStore::new(store);
-        let title: String = user.chars().take(60).collect();
-        let result = async {
-            sessions.ensure(session_id, &title).await?;
-            sessions.append_turn(session_id, crate::llm::ChatRole::User, user).await?;
-            sessions.append_turn(session_id, crate::llm::ChatRole::Assistant, reply).await
-        }
-        .await;
-        if let Err(e) = result {
-            return tracing::warn!(session_id, "chat turn not persisted: {e}");
-        }
-        let Ok(model) = settings.model.clone() else { return };
-        let summarizer = crate::store::SessionSummarizer::new(
-            sessions,
-            model,
-            Arc::new(settings.prompts.clone()),
-            crate::store::SummaryBudget::from_config(&settings.loaded.config),
-        );
-        let id = session_id.to_string();
-        tokio::spawn(async move {
-            match summarizer.compress(&id, tokio_util::sync::CancellationToken::new()).await {
-                Ok(outcome) => tracing::debug!(session_id = id, ?outcome, "session summary"),
-                Err(e) => tracing::warn!(session_id = id, "session summary not updated: {e}"),
-            }
-        });
-    }
-
-    fn file_context(&self, params: &ChatParams) -> Result<Option<FileContext>> {
-        let Some(td) = &params.text_document else {
-            return Ok(None);
-        };
-        let enc = self.encoding();
-        let docs = self.docs.lock().map_err(lock_err)?;
-        let key = uri_key(&td.uri);
-        let Some(open) = docs.get(&key) else {
-            return Err(Error::invalid_params(format!("document {key} is not open; open it before asking about it")));
-        };
-        let code = match params.range {
-            Some(r) => open.doc.slice_text(to_text_range(r), enc),
-            None => open.doc.text(),
-        };
-        let path = td.uri.to_file_path().map(|p| p.display().to_string()).unwrap_or(key);
-        Ok(Some(FileContext { path, language: open.doc.language_id().to_string(), code }))
-    }
-}
-
-fn llm_error(e: &LlmError) -> Error {
-    match e {
-        LlmError::Cancelled => Error::request_cancelled(),
-        other => request_failed(other.to_string()),
     }
 }
 

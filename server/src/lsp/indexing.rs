@@ -1,0 +1,102 @@
+//! The workspace index seen from the server: opened once off the async threads
+//! after `initialized`, brought up to date under progress, and fed edited
+//! buffers by a debounced background task (didChange only marks a URI dirty).
+
+use super::progress::ProgressHandle;
+use super::server::Backend;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use tower_lsp_server::ls_types::{MessageType, Uri};
+
+impl Backend {
+    /// The workspace index, when it has been opened.
+    pub(super) fn index(&self) -> Option<Arc<crate::index::WorkspaceIndex>> {
+        self.index.get().cloned()
+    }
+
+    /// The lock a full index run holds (taken on a blocking thread).
+    pub(super) fn index_run_lock(&self) -> Arc<Mutex<()>> {
+        self.index_run.clone()
+    }
+
+    /// A blocking opener of the workspace index that opens it at most once (call it off the async threads).
+    pub(super) fn index_opener(
+        &self,
+        root: PathBuf,
+        config: crate::config::Config,
+    ) -> impl FnOnce() -> std::result::Result<Arc<crate::index::WorkspaceIndex>, crate::index::IndexError> + Send + 'static
+    {
+        let (slot, lock) = (self.index.clone(), self.index_open.clone());
+        move || {
+            let _guard = lock.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            if let Some(index) = slot.get() {
+                return Ok(index.clone());
+            }
+            let index = Arc::new(crate::index::WorkspaceIndex::open_for_workspace(&root, &config)?);
+            let _ = slot.set(index.clone());
+            Ok(index)
+        }
+    }
+
+    /// Opens the workspace index off the async threads, brings it up to date under
+    /// progress, and starts feeding it edited buffers (debounced).
+    pub(super) fn start_index(&self) {
+        let Ok((config, paths)) = self.config_and_paths() else { return };
+        let open = self.index_opener(paths.root.clone(), config.clone());
+        let run_lock = self.index_run_lock();
+        let docs = self.docs.clone();
+        let dirty = self.index_dirty.clone();
+        let debounce = std::time::Duration::from_millis(config.index.debounce_ms.max(10));
+        let progress =
+            ProgressHandle::start(&self.client, &self.jobs, "tinycoder: indexing", self.progress_supported());
+        let client = self.client.clone();
+        tokio::spawn(async move {
+            let cancel = progress.cancel_token();
+            let opened = tokio::task::spawn_blocking(move || {
+                let index = open()?;
+                let _running = run_lock.lock().unwrap_or_else(|p| p.into_inner());
+                let summary = index.index_all(
+                    |p| {
+                        if p.done % 200 == 0 || p.done == p.total {
+                            let pct = (p.done * 100).checked_div(p.total).unwrap_or(100) as u32;
+                            progress.report(format!("{}/{} files", p.done, p.total), Some(pct));
+                        }
+                    },
+                    &cancel,
+                )?;
+                Ok::<_, crate::index::IndexError>((index, summary))
+            })
+            .await;
+            let index = match opened {
+                Ok(Ok((index, summary))) => {
+                    tracing::info!(files = summary.files, indexed = summary.indexed, "workspace index ready");
+                    index
+                }
+                Ok(Err(e)) => {
+                    let message = format!("tinycoder: the workspace index is not available: {e}");
+                    tracing::warn!("{message}");
+                    client.show_message(MessageType::WARNING, message).await;
+                    return;
+                }
+                Err(e) => return tracing::error!("index task failed: {e}"),
+            };
+            loop {
+                tokio::time::sleep(debounce).await;
+                let uris: Vec<String> = match dirty.lock() {
+                    Ok(mut d) => d.drain().collect(),
+                    Err(_) => return,
+                };
+                for uri in uris {
+                    let Some(path) = uri.parse::<Uri>().ok().and_then(|u| u.to_file_path().map(|p| p.into_owned()))
+                    else {
+                        continue;
+                    };
+                    let text = docs.lock().ok().and_then(|d| d.get(&uri).map(|o| o.doc.text()));
+                    if let Some(text) = text {
+                        index.update_buffer(&path, text);
+                    }
+                }
+            }
+        });
+    }
+}
