@@ -26,6 +26,16 @@ fn chat_options() -> Value {
     })
 }
 
+/// The workspace's SQLite store of the server `client` runs (under its private data dir).
+fn workspace_db(client: &LspClient) -> std::path::PathBuf {
+    std::fs::read_dir(client.root().join("data").join("workspaces"))
+        .expect("the data dir exists")
+        .flatten()
+        .map(|e| e.path().join("tinycoder.sqlite3"))
+        .find(|p| p.exists())
+        .expect("the workspace store exists")
+}
+
 fn deltas(client: &mut LspClient, request_id: &str) -> Vec<String> {
     client
         .inbox
@@ -70,13 +80,7 @@ fn chat_streams_deltas_from_the_model_and_keeps_the_session() {
     assert_eq!(deltas(&mut client, "r2").concat(), second["reply"].as_str().unwrap());
 
     // The session's turns persist in the workspace's SQLite store.
-    let data = client.root().join("data").join("workspaces");
-    let db = std::fs::read_dir(&data)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path().join("tinycoder.sqlite3"))
-        .find(|p| p.exists())
-        .expect("the workspace store exists");
+    let db = workspace_db(&client);
     let conn = rusqlite::Connection::open(db).unwrap();
     let turns: i64 =
         conn.query_row("SELECT COUNT(*) FROM messages WHERE session_id = ?1", [&session], |r| r.get(0)).unwrap();
@@ -211,13 +215,7 @@ fn long_sessions_are_summarized_by_the_summarizer_model_and_reused() {
             json!({"sessionId": session, "requestId": "s2", "message": "How do I convert the str first?"}),
         )
         .unwrap_or_else(|e| panic!("chat failed: {e}"));
-    let data = client.root().join("data").join("workspaces");
-    let db = std::fs::read_dir(&data)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path().join("tinycoder.sqlite3"))
-        .find(|p| p.exists())
-        .expect("the workspace store exists");
+    let db = workspace_db(&client);
     // The summary is written in the background by the real summarizer model.
     let deadline = std::time::Instant::now() + Duration::from_secs(120);
     let (summary, through) = loop {
