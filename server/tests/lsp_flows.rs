@@ -115,3 +115,57 @@ fn index_command_indexes_the_workspace_under_progress() {
     assert!(progress_titles.iter().any(|t| t.contains("indexing")), "{progress_titles:?}");
     assert_eq!(client.shutdown_and_exit().code(), Some(0));
 }
+
+/// A task left unfinished by an earlier run (a real task in the real workspace store).
+async fn leave_an_unfinished_task(root: &std::path::Path) -> String {
+    let data_dir = root.join("data").join("workspaces").join(tinycoder::paths::workspace_key(root));
+    let store = tinycoder::store::Store::open(&data_dir.join(tinycoder::store::DB_FILE_NAME), Default::default())
+        .expect("open the workspace store");
+    let bus = tinycoder::store::EventBus::new(store);
+    let (task, _) = bus
+        .create_task(tinycoder::store::NewTask {
+            task_id: None,
+            session_id: None,
+            input: "fix the failing test in calc.py".into(),
+            context: json!({}),
+        })
+        .await
+        .expect("create a task");
+    task.task_id
+}
+
+#[test]
+fn unfinished_tasks_are_put_to_the_user_at_start_up() {
+    let mut client = LspClient::spawn();
+    let root = client.root().to_path_buf();
+    let task_id = tokio::runtime::Runtime::new().unwrap().block_on(leave_an_unfinished_task(&root));
+    client.replies.insert("window/showMessageRequest".into(), json!({"title": "Mark as failed"}));
+    client.initialize(&["utf-16"], json!({}));
+    // The question arrives on its own; wait for it (its answer goes out automatically).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let asked = loop {
+        if let Some(m) = client.inbox.iter().find(|m| m["method"] == "window/showMessageRequest") {
+            break m.clone();
+        }
+        assert!(std::time::Instant::now() < deadline, "the server never asked about the unfinished task");
+        if let Some(msg) = client.recv(std::time::Duration::from_millis(200)) {
+            client.inbox.push_back(msg);
+        }
+    };
+    assert!(asked["params"]["message"].as_str().unwrap().contains("fix the failing test in calc.py"), "{asked}");
+    // The answer ends the task as failed, with the reason, in the store.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let tasks = client
+            .request("workspace/executeCommand", json!({"command": "tinycoder.tasks", "arguments": [{"limit": 5}]}))
+            .expect("tasks answers");
+        let task = tasks.as_array().unwrap().iter().find(|t| t["task_id"] == json!(task_id)).cloned().unwrap();
+        if task["status"] == "failed" {
+            assert!(task["failure_reason"].as_str().unwrap().contains("marked as failed by the user"), "{task}");
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "the task was not marked as failed: {task}");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    assert_eq!(client.shutdown_and_exit().code(), Some(0));
+}

@@ -13,6 +13,7 @@ pub mod documents;
 pub mod flows;
 mod indexing;
 pub mod progress;
+mod resume;
 pub mod server;
 pub mod symbols;
 pub mod transport;

@@ -63,7 +63,7 @@ pub struct Backend {
     /// URIs that carry tinycoder test diagnostics now (cleared by a later green run).
     pub(super) test_diagnostics: Mutex<HashSet<String>>,
     /// The workspace's SQLite store, opened on first use (never on the keystroke path).
-    pub(super) store: Mutex<Option<crate::store::Store>>,
+    pub(super) store: Arc<Mutex<Option<crate::store::Store>>>,
     /// The workspace index, opened in the background after `initialized`.
     pub(super) index: Arc<std::sync::OnceLock<Arc<crate::index::WorkspaceIndex>>>,
     /// Serialises opening the index (one tantivy writer per workspace).
@@ -92,6 +92,21 @@ pub struct DebugDocumentResult {
     pub encoding: &'static str,
     pub text: String,
     pub has_syntax_tree: bool,
+}
+
+/// Opens the workspace store into `slot` unless it is already there (one handle per server).
+fn open_store_once(
+    slot: &Mutex<Option<crate::store::Store>>,
+    root: &std::path::Path,
+    config: &crate::config::Config,
+) -> std::result::Result<crate::store::Store, crate::store::StoreError> {
+    let mut slot = slot.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some(store) = slot.as_ref() {
+        return Ok(store.clone());
+    }
+    let store = crate::store::open_workspace(root, config)?;
+    *slot = Some(store.clone());
+    Ok(store)
 }
 
 /// Options that mean "nothing set": null, `[]` (how Neovim encodes an empty Lua table) or `{}`.
@@ -128,7 +143,7 @@ impl Backend {
             jobs: JobRegistry::default(),
             chats: Mutex::new(ChatSessions::default()),
             test_diagnostics: Mutex::new(HashSet::new()),
-            store: Mutex::new(None),
+            store: Arc::new(Mutex::new(None)),
             index: Arc::new(std::sync::OnceLock::new()),
             index_open: Arc::new(Mutex::new(())),
             index_run: Arc::new(Mutex::new(())),
@@ -183,15 +198,19 @@ impl Backend {
 
     /// The workspace store, opened on first use.
     pub(super) fn store(&self) -> Result<crate::store::Store> {
-        let mut slot = self.store.lock().map_err(lock_err)?;
-        if let Some(store) = slot.as_ref() {
-            return Ok(store.clone());
-        }
         let (config, paths) = self.config_and_paths()?;
-        let store = crate::store::open_workspace(&paths.root, &config)
-            .map_err(|e| request_failed(format!("the workspace store could not be opened: {e}")))?;
-        *slot = Some(store.clone());
-        Ok(store)
+        open_store_once(&self.store, &paths.root, &config)
+            .map_err(|e| request_failed(format!("the workspace store could not be opened: {e}")))
+    }
+
+    /// [`Backend::store`] as a closure to run on a blocking thread.
+    pub(super) fn store_opener(
+        &self,
+    ) -> Result<impl FnOnce() -> std::result::Result<crate::store::Store, crate::store::StoreError> + Send + 'static>
+    {
+        let (config, paths) = self.config_and_paths()?;
+        let slot = self.store.clone();
+        Ok(move || open_store_once(&slot, &paths.root, &config))
     }
 
     pub(super) fn encoding(&self) -> PositionEncoding {
@@ -333,6 +352,7 @@ impl LanguageServer for Backend {
     async fn initialized(&self, _: InitializedParams) {
         tracing::info!(encoding = self.encoding().as_lsp_str(), "tinycoder language server initialized");
         self.start_index();
+        self.ask_about_unfinished_tasks();
     }
 
     async fn shutdown(&self) -> Result<()> {

@@ -304,18 +304,23 @@ fn integrity_check(conn: &Connection, path: &Path) -> Result<(), StoreError> {
 }
 
 fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {
-    let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    // The version is read inside an IMMEDIATE transaction, so two processes (or two
+    // handles) opening a fresh database one after the other migrate it exactly once.
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    let version: i64 = tx.query_row("PRAGMA user_version", [], |r| r.get(0))?;
     let known = MIGRATIONS.len() as i64;
     if version > known {
         return Err(StoreError::TooNew { path: path.to_path_buf(), found: version, known });
     }
-    for (i, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
-        let tx = conn.transaction()?;
-        tx.execute_batch(sql)?;
-        tx.pragma_update(None, "user_version", (i + 1) as i64)?;
-        tx.commit()?;
-        tracing::info!("migrated {} to schema version {}", path.display(), i + 1);
+    if version == known {
+        return Ok(());
     }
+    for sql in MIGRATIONS.iter().skip(version as usize) {
+        tx.execute_batch(sql)?;
+    }
+    tx.pragma_update(None, "user_version", known)?;
+    tx.commit()?;
+    tracing::info!("migrated {} from schema version {version} to {known}", path.display());
     Ok(())
 }
 

@@ -21,6 +21,8 @@ pub struct LspClient {
     next_id: i64,
     /// Notifications and server requests received while waiting for responses.
     pub inbox: VecDeque<Value>,
+    /// Results to answer server→client requests with, by method (default: `null`).
+    pub replies: std::collections::HashMap<String, Value>,
     _dirs: tempfile::TempDir,
 }
 
@@ -71,7 +73,7 @@ impl LspClient {
                 }
             }
         });
-        Self { child, stdin, rx, next_id: 0, inbox: VecDeque::new(), _dirs: dirs }
+        Self { child, stdin, rx, next_id: 0, inbox: VecDeque::new(), replies: Default::default(), _dirs: dirs }
     }
 
     /// The server's process id.
@@ -114,7 +116,9 @@ impl LspClient {
                 if msg.get("method").is_some() && msg.get("id").is_some() {
                     // A server→client request (e.g. window/workDoneProgress/create): accept it.
                     let id = msg["id"].clone();
-                    self.send(&json!({"jsonrpc": "2.0", "id": id, "result": null}));
+                    let result =
+                        msg["method"].as_str().and_then(|m| self.replies.get(m)).cloned().unwrap_or(Value::Null);
+                    self.send(&json!({"jsonrpc": "2.0", "id": id, "result": result}));
                 }
                 Some(msg)
             }
