@@ -217,7 +217,7 @@ fn long_sessions_are_summarized_by_the_summarizer_model_and_reused() {
         .unwrap_or_else(|e| panic!("chat failed: {e}"));
     let db = workspace_db(&client);
     // The summary is written in the background by the real summarizer model.
-    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    let deadline = std::time::Instant::now() + Duration::from_secs(300);
     let (summary, through) = loop {
         let conn = rusqlite::Connection::open(&db).unwrap();
         let row: (String, i64) = conn
@@ -230,7 +230,7 @@ fn long_sessions_are_summarized_by_the_summarizer_model_and_reused() {
         }
         std::thread::sleep(Duration::from_millis(250));
     };
-    assert!(through > 0, "no summary was written within 120 s");
+    assert!(through > 0, "no summary was written within 300 s");
     assert!(!summary.trim().is_empty());
     // The next turn is built from the summary plus the recent turns, and still answers.
     let third = client
