@@ -18,25 +18,17 @@ use tower_lsp_server::ls_types::{Diagnostic, Position, Range, Uri};
 const LINES: usize = 20_000;
 
 fn rust_file() -> String {
-    let block = "/// A thing ünïcödé.\npub struct S{i} {\n    x: i32,\n}\n\nimpl S{i} {\n    pub fn get(&self) -> i32 {\n        self.x + {i} // 😀\n    }\n}\n\n";
-    let mut out = String::new();
-    let mut i = 0;
-    while out.lines().count() < LINES {
-        out.push_str(&block.replace("{i}", &i.to_string()));
-        i += 1;
-    }
-    out
+    numbered_blocks("/// A thing ünïcödé.\npub struct S{i} {\n    x: i32,\n}\n\nimpl S{i} {\n    pub fn get(&self) -> i32 {\n        self.x + {i} // 😀\n    }\n}\n\n")
 }
 
 fn python_file() -> String {
-    let block = "class C{i}:\n    \"\"\"A thing ünïcödé.\"\"\"\n\n    def get(self, x):\n        # 😀 comment\n        return x + {i}\n\n\n";
-    let mut out = String::new();
-    let mut i = 0;
-    while out.lines().count() < LINES {
-        out.push_str(&block.replace("{i}", &i.to_string()));
-        i += 1;
-    }
-    out
+    numbered_blocks("class C{i}:\n    \"\"\"A thing ünïcödé.\"\"\"\n\n    def get(self, x):\n        # 😀 comment\n        return x + {i}\n\n\n")
+}
+
+/// `block` repeated with `{i}` numbered until the text has at least [`LINES`] lines.
+fn numbered_blocks(block: &str) -> String {
+    let per_block = block.lines().count().max(1);
+    (0..LINES.div_ceil(per_block)).map(|i| block.replace("{i}", &i.to_string())).collect()
 }
 
 fn percentile(samples: &mut [Duration], p: f64) -> Duration {

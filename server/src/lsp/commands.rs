@@ -97,6 +97,12 @@ fn not_available(cmd: CommandId) -> Error {
     request_failed(format!("`{}` is not available yet: {} lands in a later release", cmd.name(), cmd.lands_with()))
 }
 
+/// A command's one string argument, given bare (`["x"]`) or by name (`[{"key": "x"}]`).
+pub fn string_arg(args: &[Value], key: &str) -> Option<String> {
+    let first = args.first()?;
+    first.as_str().or_else(|| first.get(key).and_then(Value::as_str)).map(str::to_string)
+}
+
 /// Runs `name` with `args`.
 pub async fn execute(backend: &Backend, name: &str, args: Vec<Value>) -> Result<Option<Value>> {
     let Some(cmd) = CommandId::from_name(name) else {
@@ -107,16 +113,9 @@ pub async fn execute(backend: &Backend, name: &str, args: Vec<Value>) -> Result<
     };
     match cmd {
         CommandId::Cancel => {
-            let id = args
-                .first()
-                .and_then(|a| {
-                    a.as_str()
-                        .map(str::to_string)
-                        .or_else(|| a.get("jobId").and_then(Value::as_str).map(str::to_string))
-                })
-                .ok_or_else(|| {
-                    Error::invalid_params("tinycoder.cancel needs a job id: [\"<id>\"] or [{\"jobId\": \"<id>\"}]")
-                })?;
+            let id = string_arg(&args, "jobId").ok_or_else(|| {
+                Error::invalid_params("tinycoder.cancel needs a job id: [\"<id>\"] or [{\"jobId\": \"<id>\"}]")
+            })?;
             let cancelled = backend.jobs().cancel(&id);
             Ok(Some(json!({ "jobId": id, "cancelled": cancelled })))
         }

@@ -2,7 +2,7 @@
 //! `tinycoder.tasks`, `tinycoder.memory.search` / `.delete`. Each converts LSP
 //! arguments to core calls and core results back; the work lives in the core.
 
-use super::commands::request_failed;
+use super::commands::{request_failed, string_arg};
 use super::progress::ProgressHandle;
 use super::server::Backend;
 use crate::memory::{MemoryFilter, MemoryRetriever, MemoryStore};
@@ -98,25 +98,10 @@ pub async fn index(backend: &Backend) -> Result<Option<Value>> {
     let (config, paths) = backend.config_and_paths()?;
     let progress =
         ProgressHandle::start(backend.client(), backend.jobs(), "tinycoder: indexing", backend.progress_supported());
-    let cancel = progress.cancel_token();
-    let open = backend.index_opener(paths.root.clone(), config);
-    let run_lock = backend.index_run_lock();
-    let summary = tokio::task::spawn_blocking(move || {
-        let index = open()?;
-        let _running = run_lock.lock().unwrap_or_else(|p| p.into_inner());
-        index.index_all(
-            |p| {
-                if p.done % 200 == 0 || p.done == p.total {
-                    let pct = (p.done * 100).checked_div(p.total).unwrap_or(100) as u32;
-                    progress.report(format!("{}/{} files", p.done, p.total), Some(pct));
-                }
-            },
-            &cancel,
-        )
-    })
-    .await
-    .map_err(|e| request_failed(format!("indexing stopped: {e}")))?
-    .map_err(|e| request_failed(format!("indexing failed: {e}")))?;
+    let (_, summary) = tokio::task::spawn_blocking(backend.index_job(paths.root.clone(), config, progress))
+        .await
+        .map_err(|e| request_failed(format!("indexing stopped: {e}")))?
+        .map_err(|e| request_failed(format!("indexing failed: {e}")))?;
     Ok(Some(serde_json::to_value(summary).map_err(|e| request_failed(e.to_string()))?))
 }
 
@@ -133,13 +118,9 @@ pub async fn tasks(backend: &Backend, args: &[Value]) -> Result<Option<Value>> {
 /// `tinycoder.memory.search ["query"]` or `[{"query": .., "limit": n}]`.
 pub async fn memory_search(backend: &Backend, args: &[Value]) -> Result<Option<Value>> {
     let first = args.first();
-    let query = first
-        .and_then(|a| {
-            a.as_str().map(str::to_string).or_else(|| a.get("query").and_then(Value::as_str).map(str::to_string))
-        })
-        .ok_or_else(|| {
-            Error::invalid_params("tinycoder.memory.search needs a query: [\"text\"] or [{\"query\": \"text\"}]")
-        })?;
+    let query = string_arg(args, "query").ok_or_else(|| {
+        Error::invalid_params("tinycoder.memory.search needs a query: [\"text\"] or [{\"query\": \"text\"}]")
+    })?;
     let limit = first.and_then(|a| a.get("limit")).and_then(Value::as_u64).unwrap_or(10) as usize;
     let (config, _) = backend.config_and_paths()?;
     // Text search only: an embedding model would make listing depend on the model server.
@@ -153,14 +134,9 @@ pub async fn memory_search(backend: &Backend, args: &[Value]) -> Result<Option<V
 
 /// `tinycoder.memory.delete ["id"]` or `[{"id": ..}]`.
 pub async fn memory_delete(backend: &Backend, args: &[Value]) -> Result<Option<Value>> {
-    let id = args
-        .first()
-        .and_then(|a| {
-            a.as_str().map(str::to_string).or_else(|| a.get("id").and_then(Value::as_str).map(str::to_string))
-        })
-        .ok_or_else(|| {
-            Error::invalid_params("tinycoder.memory.delete needs an id: [\"<id>\"] or [{\"id\": \"<id>\"}]")
-        })?;
+    let id = string_arg(args, "id").ok_or_else(|| {
+        Error::invalid_params("tinycoder.memory.delete needs an id: [\"<id>\"] or [{\"id\": \"<id>\"}]")
+    })?;
     let deleted = MemoryStore::new(backend.store()?).delete(&id).await.map_err(|e| request_failed(e.to_string()))?;
     Ok(Some(json!({ "id": id, "deleted": deleted })))
 }

@@ -5,8 +5,14 @@
 use super::progress::ProgressHandle;
 use super::server::Backend;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use tower_lsp_server::ls_types::{MessageType, Uri};
+
+/// The index and what its catch-up run did.
+pub(super) type IndexedWorkspace = (Arc<crate::index::WorkspaceIndex>, crate::index::IndexSummary);
+
+/// Progress is reported once per this many files (and at the end).
+const PROGRESS_EVERY_FILES: usize = 200;
 
 impl Backend {
     /// The workspace index, when it has been opened.
@@ -14,13 +20,35 @@ impl Backend {
         self.index.get().cloned()
     }
 
-    /// The lock a full index run holds (taken on a blocking thread).
-    pub(super) fn index_run_lock(&self) -> Arc<Mutex<()>> {
-        self.index_run.clone()
+    /// A blocking job (run it with `spawn_blocking`): opens the index once, then brings it
+    /// up to date with the disk under `progress`, cancellable from it; one run at a time.
+    pub(super) fn index_job(
+        &self,
+        root: PathBuf,
+        config: crate::config::Config,
+        progress: ProgressHandle,
+    ) -> impl FnOnce() -> std::result::Result<IndexedWorkspace, crate::index::IndexError> + Send + 'static {
+        let open = self.index_opener(root, config);
+        let run_lock = self.index_run.clone();
+        move || {
+            let index = open()?;
+            let _running = run_lock.lock().unwrap_or_else(|p| p.into_inner());
+            let cancel = progress.cancel_token();
+            let summary = index.index_all(
+                |p| {
+                    if p.done % PROGRESS_EVERY_FILES == 0 || p.done == p.total {
+                        let pct = (p.done * 100).checked_div(p.total).unwrap_or(100) as u32;
+                        progress.report(format!("{}/{} files", p.done, p.total), Some(pct));
+                    }
+                },
+                &cancel,
+            )?;
+            Ok((index, summary))
+        }
     }
 
     /// A blocking opener of the workspace index that opens it at most once (call it off the async threads).
-    pub(super) fn index_opener(
+    fn index_opener(
         &self,
         root: PathBuf,
         config: crate::config::Config,
@@ -42,31 +70,15 @@ impl Backend {
     /// progress, and starts feeding it edited buffers (debounced).
     pub(super) fn start_index(&self) {
         let Ok((config, paths)) = self.config_and_paths() else { return };
-        let open = self.index_opener(paths.root.clone(), config.clone());
-        let run_lock = self.index_run_lock();
         let docs = self.docs.clone();
         let dirty = self.index_dirty.clone();
         let debounce = std::time::Duration::from_millis(config.index.debounce_ms.max(10));
         let progress =
             ProgressHandle::start(&self.client, &self.jobs, "tinycoder: indexing", self.progress_supported());
+        let job = self.index_job(paths.root.clone(), config, progress);
         let client = self.client.clone();
         tokio::spawn(async move {
-            let cancel = progress.cancel_token();
-            let opened = tokio::task::spawn_blocking(move || {
-                let index = open()?;
-                let _running = run_lock.lock().unwrap_or_else(|p| p.into_inner());
-                let summary = index.index_all(
-                    |p| {
-                        if p.done % 200 == 0 || p.done == p.total {
-                            let pct = (p.done * 100).checked_div(p.total).unwrap_or(100) as u32;
-                            progress.report(format!("{}/{} files", p.done, p.total), Some(pct));
-                        }
-                    },
-                    &cancel,
-                )?;
-                Ok::<_, crate::index::IndexError>((index, summary))
-            })
-            .await;
+            let opened = tokio::task::spawn_blocking(job).await;
             let index = match opened {
                 Ok(Ok((index, summary))) => {
                     tracing::info!(files = summary.files, indexed = summary.indexed, "workspace index ready");
