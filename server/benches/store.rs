@@ -5,7 +5,7 @@
 
 use serde_json::json;
 use std::time::{Duration, Instant};
-use tinycoder::agent::contracts::{EventType, MemoryKind, MemorySource};
+use tinycoder::contracts::{EventType, MemoryKind, MemorySource};
 use tinycoder::memory::{MemoryFilter, MemoryRetriever, MemoryStore, NewMemory};
 use tinycoder::store::{EventBus, NewEvent, NewTask, Store, StoreSettings};
 

@@ -1,7 +1,7 @@
 //! tinycoder: a language server that puts a local coding agent inside any LSP editor.
 //!
 //! Layers, bottom to top (each depends only on layers listed before it):
-//! `config` → `text` → `syntax` → `llm` → `store` → `memory` → `index` →
+//! `contracts` → `config` → `text` → `syntax` → `llm` → `store` → `memory` → `index` →
 //! `context` → `edits` → `sandbox` → `agent` → `lsp` / `cli` (adapters).
 //! See `docs/architecture.md` for the codemap and invariants.
 
@@ -9,6 +9,7 @@ pub mod agent;
 pub mod cli;
 pub mod config;
 pub mod context;
+pub mod contracts;
 pub mod edits;
 pub mod index;
 pub mod llm;

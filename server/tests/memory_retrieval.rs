@@ -5,7 +5,7 @@
 
 use serde_json::json;
 use std::sync::{Arc, Mutex};
-use tinycoder::agent::contracts::{CriticScore, MemoryDecision, MemoryKind, MemorySource};
+use tinycoder::contracts::{CriticScore, MemoryDecision, MemoryKind, MemorySource};
 use tinycoder::config::{MemoryConfig, ModelRole};
 use tinycoder::llm::{ChatRequest, ChatStream, LlmError, ModelClient, ModelInfo};
 use tinycoder::memory::policy::{decide, PolicyInput, SafetySignals};

@@ -4,7 +4,7 @@
 
 use serde_json::json;
 use std::collections::HashMap;
-use tinycoder::agent::contracts::{EventType, TaskStatus};
+use tinycoder::contracts::{EventType, TaskStatus};
 use tinycoder::store::{
     CheckpointDraft, EventBus, IdempotentSubscriber, NewEvent, NewTask, ResumePolicy, RetentionPolicy, Store,
     StoreSettings,

@@ -4,7 +4,7 @@
 use serde_json::Value;
 use std::path::Path;
 use std::process::Command;
-use tinycoder::agent::contracts::{MemoryKind, MemorySource};
+use tinycoder::contracts::{MemoryKind, MemorySource};
 use tinycoder::memory::{MemoryStore, NewMemory};
 use tinycoder::store::{Store, StoreSettings, DB_FILE_NAME};
 

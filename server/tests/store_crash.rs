@@ -9,7 +9,7 @@ use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-use tinycoder::agent::contracts::{EventType, TaskStatus};
+use tinycoder::contracts::{EventType, TaskStatus};
 use tinycoder::store::runner::step_digest;
 use tinycoder::store::{EventBus, Store, StoreSettings, DB_FILE_NAME};
 

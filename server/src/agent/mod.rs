@@ -1,3 +1,1 @@
-//! Typed contracts and the runtime loop (router, planner, coder, critic). Never imports `lsp`.
-
-pub mod contracts;
+//! The runtime loop (router, coder, critic, checks). Never imports `lsp`.

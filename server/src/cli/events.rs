@@ -2,7 +2,7 @@
 //! `tinycoder debug-task` (a real multi-step task for crash tests).
 
 use super::CliContext;
-use crate::agent::contracts::{RuntimeEvent, TaskStatus};
+use crate::contracts::{RuntimeEvent, TaskStatus};
 use crate::store::runner::{RunOutcome, StepTaskRunner};
 use crate::store::{EventBus, ResumePolicy, Store};
 use anyhow::Context;

@@ -1,7 +1,7 @@
 //! `tinycoder memory search|list|delete`: long-term memory from the command line.
 
 use super::CliContext;
-use crate::agent::contracts::{MemoryEntry, MemoryKind, MemorySource};
+use crate::contracts::{MemoryEntry, MemoryKind, MemorySource};
 use crate::memory::{MemoryFilter, MemoryRetriever, MemoryStore};
 use std::io::Write;
 use std::path::PathBuf;

@@ -4,7 +4,7 @@
 //!
 //! Architecture Invariant: items below `memory.min_weight_for_context` never
 //! leave [`MemoryRetriever::for_context`]; the policy is a pure function and
-//! writes nothing itself (the runtime applies its [`MemoryDecision`](crate::agent::contracts::MemoryDecision)).
+//! writes nothing itself (the runtime applies its [`MemoryDecision`](crate::contracts::MemoryDecision)).
 
 pub mod policy;
 mod retrieval;

@@ -15,7 +15,7 @@
 //! 8. otherwise store with weight w.
 
 use super::DuplicateMatch;
-use crate::agent::contracts::{CriticScore, MemoryDecision, MemoryKind, MemorySource};
+use crate::contracts::{CriticScore, MemoryDecision, MemoryKind, MemorySource};
 use crate::config::MemoryConfig;
 
 /// Safety signals about the candidate's content (computed by the runtime, e.g. a secret scan).

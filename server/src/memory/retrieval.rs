@@ -8,7 +8,7 @@
 
 use super::store::{filter_sql, fts_any_query, item_from_row, ITEM_COLUMNS};
 use super::{MemoryFilter, MemoryStore};
-use crate::agent::contracts::{now_ms, MemoryEntry};
+use crate::contracts::{now_ms, MemoryEntry};
 use crate::config::MemoryConfig;
 use crate::llm::{LlmError, ModelClient};
 use crate::store::StoreError;

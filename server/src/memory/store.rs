@@ -1,6 +1,6 @@
 //! Persistence of memory items (`memory_items`, `memory_fts`, `memory_vectors` in the workspace store).
 
-use crate::agent::contracts::{format_rfc3339_ms, now_ms, MemoryEntry, MemoryKind, MemorySource};
+use crate::contracts::{format_rfc3339_ms, now_ms, MemoryEntry, MemoryKind, MemorySource};
 use crate::store::{Store, StoreError};
 use rusqlite::{params, Connection, OptionalExtension, Row};
 use std::collections::HashSet;
@@ -284,10 +284,10 @@ impl MemoryStore {
     /// `None` for a skip. The runtime calls this; the policy itself never writes.
     pub async fn apply_decision(
         &self,
-        decision: &crate::agent::contracts::MemoryDecision,
+        decision: &crate::contracts::MemoryDecision,
         mut candidate: NewMemory,
     ) -> Result<Option<String>, StoreError> {
-        use crate::agent::contracts::MemoryDecision;
+        use crate::contracts::MemoryDecision;
         match decision {
             MemoryDecision::Skip { .. } => Ok(None),
             MemoryDecision::Store => Ok(Some(self.insert(candidate).await?.id)),

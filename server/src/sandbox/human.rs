@@ -27,7 +27,7 @@ impl PermissionRequest {
 }
 
 /// The user's answer (the shared contract type); `AllowAlways`/`Deny`/`AskAlways` persist.
-pub use crate::agent::contracts::PermissionChoice;
+pub use crate::contracts::PermissionChoice;
 
 /// Asks a person. Implementations: LSP (window/showMessageRequest with the
 /// `PermissionChoice::ALL` labels as actions), CLI terminal, non-interactive.

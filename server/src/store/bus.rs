@@ -5,7 +5,7 @@
 //! [`IdempotentSubscriber`] keyed by (task_id, sequence).
 
 use super::{events, replay::next_status, tasks, CheckpointDraft, NewTask, Store, StoreError, TaskRecord};
-use crate::agent::contracts::{EventType, RuntimeEvent, TaskCheckpoint, TaskStatus};
+use crate::contracts::{EventType, RuntimeEvent, TaskCheckpoint, TaskStatus};
 use std::collections::HashMap;
 use tokio::sync::broadcast;
 

@@ -1,7 +1,7 @@
 //! The `events` table: appending with the per-task sequence, and reading back.
 
 use super::StoreError;
-use crate::agent::contracts::{format_rfc3339_ms, now_ms, EventType, RuntimeEvent};
+use crate::contracts::{format_rfc3339_ms, now_ms, EventType, RuntimeEvent};
 use rusqlite::{params, Connection, OptionalExtension, Row};
 
 /// Columns in the order [`from_row`] reads them.

@@ -2,7 +2,7 @@
 //! actions (the sandbox's permission policy reads and writes it).
 
 use super::{Store, StoreError};
-use crate::agent::contracts::{format_rfc3339_ms, now_ms, PermissionChoice, PermissionDecision};
+use crate::contracts::{format_rfc3339_ms, now_ms, PermissionChoice, PermissionDecision};
 use rusqlite::{params, OptionalExtension};
 
 /// Persisted permission decisions; cheap to clone.

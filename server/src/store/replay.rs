@@ -1,7 +1,7 @@
 //! Rebuilding a task's state from its events alone: a pure reducer.
 
 use super::{Store, StoreError};
-use crate::agent::contracts::{EventType, RuntimeEvent, TaskStatus};
+use crate::contracts::{EventType, RuntimeEvent, TaskStatus};
 use serde::{Deserialize, Serialize};
 
 /// A task's state as its events describe it.

@@ -2,7 +2,7 @@
 //! last valid checkpoint or end them as failed with the reason; none dangles.
 
 use super::{tasks, EventBus, StoreError, TaskRecord};
-use crate::agent::contracts::TaskCheckpoint;
+use crate::contracts::TaskCheckpoint;
 
 /// What to do with unfinished tasks at start-up (`store.on_unfinished`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -8,7 +8,7 @@
 //! chaining a digest of the previous step's file, so a wrong resume shows.
 
 use super::{CheckpointDraft, EventBus, NewEvent, NewTask, StoreError, UnfinishedTask};
-use crate::agent::contracts::{EventType, RuntimeEvent, TaskStatus};
+use crate::contracts::{EventType, RuntimeEvent, TaskStatus};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::time::Duration;

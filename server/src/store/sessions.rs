@@ -1,7 +1,7 @@
 //! Chat sessions and their turns (`sessions` + `messages`).
 
 use super::{Store, StoreError};
-use crate::agent::contracts::{format_rfc3339_ms, now_ms};
+use crate::contracts::{format_rfc3339_ms, now_ms};
 use crate::llm::ChatRole;
 use rusqlite::{params, OptionalExtension};
 use serde::{Deserialize, Serialize};

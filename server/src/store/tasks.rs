@@ -1,7 +1,7 @@
 //! The `tasks` and `checkpoints` tables.
 
 use super::StoreError;
-use crate::agent::contracts::{format_rfc3339_ms, now_ms, TaskCheckpoint, TaskStatus};
+use crate::contracts::{format_rfc3339_ms, now_ms, TaskCheckpoint, TaskStatus};
 use rusqlite::{params, Connection, OptionalExtension, Row};
 use serde::{Deserialize, Serialize};
 

@@ -1,11 +1,8 @@
-//! Plain serde data contracts shared by the runtime, the store and memory.
+//! The typed contracts of the design as plain serde data, shared by every layer.
 //!
-//! Layering exception, deliberately: `store` and `memory` sit below `agent`,
-//! yet persist these types. This module is a *leaf*: it imports nothing from
-//! the crate (only serde, serde_json and std), so `store`/`memory` depending on
-//! `agent::contracts` (and on nothing else in `agent`) cannot create a cycle,
-//! and the design keeps one home for every contract ("Typed contracts, in
-//! `agent/`"). Architecture Invariant: nothing here may `use crate::...`.
+//! The bottom layer: it imports nothing from the crate (only serde, serde_json
+//! and std), so `store`, `memory`, `sandbox` and `agent` may all use it without a
+//! cycle. Architecture Invariant: nothing here may `use crate::...`.
 
 use serde::{Deserialize, Serialize};
 use std::time::{SystemTime, UNIX_EPOCH};
