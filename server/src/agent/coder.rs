@@ -16,13 +16,15 @@ use futures::StreamExt;
 use std::path::Path;
 use tokio_util::sync::CancellationToken;
 
-/// The edit format for `path` under `runtime.edit_format`.
-pub fn choose_format(config: &RuntimeConfig, path: &str, before: &str) -> EditFormat {
+/// The edit format for `path` under `runtime.edit_format`; `other_files` says
+/// whether the coder may also change definitions in other files (only the
+/// symbol formats can).
+pub fn choose_format(config: &RuntimeConfig, path: &str, before: &str, other_files: bool) -> EditFormat {
     if let Some(f) = EditFormat::parse(&config.edit_format) {
         return f;
     }
     let has_grammar = crate::syntax::language_for_path(Path::new(path)).is_some();
-    if before.lines().count() <= config.whole_file_max_lines as usize {
+    if !other_files && before.lines().count() <= config.whole_file_max_lines as usize {
         EditFormat::WholeFile
     } else if has_grammar {
         EditFormat::WholeSymbol
@@ -265,10 +267,11 @@ mod tests {
         let mut rt = crate::config::LoadedConfig::load(&Default::default()).unwrap().config.runtime;
         rt.edit_format = "auto".into();
         rt.whole_file_max_lines = 3;
-        assert_eq!(choose_format(&rt, "a.py", "x\n"), EditFormat::WholeFile);
-        assert_eq!(choose_format(&rt, "a.py", "a\nb\nc\nd\n"), EditFormat::WholeSymbol);
-        assert_eq!(choose_format(&rt, "a.js", "a\nb\nc\nd\n"), EditFormat::SearchReplace);
+        assert_eq!(choose_format(&rt, "a.py", "x\n", false), EditFormat::WholeFile);
+        assert_eq!(choose_format(&rt, "a.py", "x\n", true), EditFormat::WholeSymbol, "other files need names");
+        assert_eq!(choose_format(&rt, "a.py", "a\nb\nc\nd\n", false), EditFormat::WholeSymbol);
+        assert_eq!(choose_format(&rt, "a.js", "a\nb\nc\nd\n", false), EditFormat::SearchReplace);
         rt.edit_format = "search_replace".into();
-        assert_eq!(choose_format(&rt, "a.py", "x\n"), EditFormat::SearchReplace);
+        assert_eq!(choose_format(&rt, "a.py", "x\n", false), EditFormat::SearchReplace);
     }
 }

@@ -193,13 +193,25 @@ fn locate_failure(
         (Some(f), Some(text)) => enclosing_definition(&f.path, text, f.line),
         _ => None,
     };
-    let names = test_def.as_ref().map(|(_, _, code)| called_names(code)).unwrap_or_default();
+    // What the failing line calls comes first: that is what the assertion checks.
+    let mut names = match (&failure_frame, &test_text) {
+        (Some(f), Some(text)) => called_names(text.lines().nth(f.line.saturating_sub(1)).unwrap_or("")),
+        _ => Vec::new(),
+    };
+    for n in test_def.as_ref().map(|(_, _, code)| called_names(code)).unwrap_or_default() {
+        if !names.contains(&n) {
+            names.push(n);
+        }
+    }
     let definitions: Vec<(String, String, usize)> = env.index.with_files(|table| {
         let mut out = Vec::new();
-        for name in &names {
-            for (path, record) in &table.files {
-                for s in record.symbols.iter().filter(|s| &s.name == name) {
-                    out.push((name.clone(), path.clone(), s.start_line));
+        // Functions and methods before classes: the code that runs.
+        for holders in [false, true] {
+            for name in &names {
+                for (path, record) in &table.files {
+                    for s in record.symbols.iter().filter(|s| &s.name == name && is_holder_kind(&s.kind) == holders) {
+                        out.push((name.clone(), path.clone(), s.start_line));
+                    }
                 }
             }
         }
@@ -234,8 +246,18 @@ fn locate_failure(
     })
 }
 
-/// Definitions outside the test files and outside `path`'s focus that the code
-/// under test calls: the test's callees, then what the focused definition calls.
+fn is_holder_kind(kind: &str) -> bool {
+    matches!(kind, "class" | "impl" | "struct" | "trait" | "module" | "enum")
+}
+
+/// The 1-based lines `a..=z` of `text`.
+fn lines_of(text: &str, a: usize, z: usize) -> String {
+    text.lines().skip(a.saturating_sub(1)).take((z + 1).saturating_sub(a.max(1))).collect::<Vec<_>>().join("\n")
+}
+
+/// Functions in other files than `path` that the code under test calls: what
+/// the test calls, then what those and the focused definition call (two hops),
+/// at most `budget.related_symbols`.
 fn related_definitions(
     env: &AgentEnv,
     path: &str,
@@ -243,42 +265,45 @@ fn related_definitions(
     focus: (usize, usize),
     test_calls: &[String],
 ) -> Vec<RelatedDefinition> {
-    let focus_code: String = text
-        .lines()
-        .skip(focus.0.saturating_sub(1))
-        .take(focus.1 + 1 - focus.0.min(focus.1 + 1))
-        .collect::<Vec<_>>()
-        .join("\n");
-    let mut names: Vec<String> = test_calls.to_vec();
-    for n in called_names(&focus_code) {
-        if !names.contains(&n) {
-            names.push(n);
-        }
-    }
     let limit = env.config.budget.related_symbols as usize;
     env.index.with_files(|table| {
-        let mut out: Vec<RelatedDefinition> = Vec::new();
-        for name in &names {
-            for (file, record) in &table.files {
-                if crate::edits::is_test_path(file) {
-                    continue;
-                }
-                for s in record.symbols.iter().filter(|s| &s.name == name) {
-                    let inside_focus = file == path && s.start_line >= focus.0 && s.end_line <= focus.1;
-                    let whole_holder = matches!(s.kind.as_str(), "class" | "impl" | "struct" | "trait" | "module");
-                    if inside_focus
-                        || whole_holder
-                        || out.iter().any(|d| d.path == *file && d.start_line == s.start_line)
-                    {
+        let defs_of = |names: &[String]| -> Vec<RelatedDefinition> {
+            let mut out = Vec::new();
+            for name in names {
+                for (file, record) in &table.files {
+                    if crate::edits::is_test_path(file) {
                         continue;
                     }
-                    out.push(RelatedDefinition {
-                        path: file.clone(),
-                        name: name.clone(),
-                        start_line: s.start_line,
-                        end_line: s.end_line,
-                    });
+                    for s in record.symbols.iter().filter(|s| &s.name == name && !is_holder_kind(&s.kind)) {
+                        out.push(RelatedDefinition {
+                            path: file.clone(),
+                            name: name.clone(),
+                            start_line: s.start_line,
+                            end_line: s.end_line,
+                        });
+                    }
                 }
+            }
+            out
+        };
+        let first = defs_of(test_calls);
+        let mut second: Vec<String> = called_names(&lines_of(text, focus.0, focus.1));
+        for d in &first {
+            let body = match d.path == path {
+                true => lines_of(text, d.start_line, d.end_line),
+                false => env.sources.read(&d.path).map(|t| lines_of(&t, d.start_line, d.end_line)).unwrap_or_default(),
+            };
+            for n in called_names(&body) {
+                if !second.contains(&n) && !test_calls.contains(&n) {
+                    second.push(n);
+                }
+            }
+        }
+        let mut out: Vec<RelatedDefinition> = Vec::new();
+        for d in first.into_iter().chain(defs_of(&second)) {
+            // The target file is shown itself; each definition once.
+            if d.path != path && !out.iter().any(|o| o.path == d.path && o.start_line == d.start_line) {
+                out.push(d);
             }
         }
         out.truncate(limit);
@@ -296,7 +321,7 @@ pub async fn attempt(env: &AgentEnv, task: &mut Task, cancel: &CancellationToken
     if number == 1 {
         task.record(env, vec![ev(EventType::StatusChanged, json!({"status": "retrieving_memory"}))]).await?;
     }
-    let format = coder::choose_format(&env.config.runtime, &target.path, &target.before);
+    let format = coder::choose_format(&env.config.runtime, &target.path, &target.before, !target.related.is_empty());
     let counter = TokenCounter::with_model(&env.config.budget, env.model.clone(), ModelRole::Coder);
     let memory = MemoryContext::new(env);
     let ctx = match coder::build_context(env, &task.request, &task.progress, format, &memory, &counter).await {

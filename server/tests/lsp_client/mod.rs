@@ -329,12 +329,12 @@ pub fn apply_text_edits(text: &str, edits: &[Value], enc: &str) -> String {
                 None => return text.len(),
             }
         }
-        let mut units = 0;
+        let mut counted = 0;
         for (i, c) in text[start..].char_indices() {
-            if units >= character as usize || c == '\n' {
+            if counted >= character as usize || c == '\n' {
                 return start + i;
             }
-            units += units(c, enc);
+            counted += units(c, enc);
         }
         text.len()
     };
