@@ -79,7 +79,8 @@ def run_tests(language, workdir, target_dir):
         )
         code, out = proc.returncode, proc.stdout
     except subprocess.TimeoutExpired as exc:
-        code, out = None, (exc.stdout or b"").decode(errors="replace") if isinstance(exc.stdout, bytes) else (exc.stdout or "")
+        out = exc.stdout or ""
+        code, out = None, out.decode(errors="replace") if isinstance(out, bytes) else out
     return code, out, time.monotonic() - start
 
 
