@@ -139,3 +139,16 @@ def merge_stations(name, stations):
         merged.readings.extend(station.readings)
         merged.rejected.extend(station.rejected)
     return merged
+
+
+def to_csv(station, quantities=QUANTITIES):
+    """Readings as CSV text (metric units), oldest first, for spreadsheet export."""
+    header = ["time"] + [f"{q}_{DEFAULT_UNITS[q]}" for q in quantities]
+    lines = [",".join(header)]
+    for reading in sorted(station.readings, key=lambda r: r.time):
+        cells = [reading.time.isoformat(timespec="minutes")]
+        for q in quantities:
+            value = reading.values.get(q)
+            cells.append("" if value is None else f"{value:.1f}")
+        lines.append(",".join(cells))
+    return "\n".join(lines) + "\n"
