@@ -87,6 +87,7 @@ def start_proxy(upstream, log_path):
         [sys.executable, str(PROXY), "--listen", f"127.0.0.1:{port}", "--upstream", upstream, "--log", str(log_path)],
         stdout=subprocess.PIPE,
         text=True,
+        start_new_session=True,  # its own process group, so stop() signals only it
     )
     line = proc.stdout.readline()
     if not line.startswith("listening on"):
