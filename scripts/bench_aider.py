@@ -38,6 +38,8 @@ sys.path.insert(0, str(ROOT / "tests" / "bench"))
 from check_corpus import load_task_toml  # noqa: E402  (shared task.toml reader)
 
 MESSAGE = "Fix the failing test."
+# The start of Aider's chat-history summarisation prompt (aider/prompts.py).
+SUMMARY_HEAD = "*Briefly* summarize"
 TEST_COMMANDS = {
     "python": "python3 -m pytest -q -p no:cacheprovider",
     "rust": "cargo test --offline --quiet",
@@ -166,6 +168,8 @@ def summarise_calls(path):
     completions = [c.get("completion_tokens") or 0 for c in calls]
     return {
         "calls": len(calls),
+        # Aider folds long chat history with extra calls to the (weak) model.
+        "summary_calls": sum(1 for c in calls if (c.get("first_message_head") or "").startswith(SUMMARY_HEAD)),
         "failed_calls": sum(1 for c in calls if (c.get("status") or 0) >= 400),
         "prompt_tokens_max": max(prompts, default=0),
         "prompt_tokens_mean": round(statistics.mean(prompts), 1) if prompts else 0,
@@ -292,6 +296,7 @@ def summary_of(results):
         "mean_tokens_per_fixed_task": mean(r["prompt_tokens_total"] + r["completion_tokens_total"] for r in fixed),
         "mean_prompt_tokens_per_fixed_task": mean(r["prompt_tokens_total"] for r in fixed),
         "mean_calls": mean(r["calls"] for r in results),
+        "mean_summary_calls": mean(r.get("summary_calls", 0) for r in results),
         "mean_seconds": mean(r["seconds"] for r in results),
         "mean_prompt_tokens_per_call": mean(
             r["prompt_tokens_total"] / r["calls"] for r in results if r["calls"]
@@ -321,6 +326,7 @@ def print_table(results, summary):
     print()
     print(f"fix rate: {s['fixed']}/{s['tasks']} ({(s['fix_rate'] or 0) * 100:.0f}%)  by language: {s['by_language']}")
     print(f"mean tokens per fixed task: {s['mean_tokens_per_fixed_task']}  mean calls: {s['mean_calls']}  "
+          f"(of which history summaries: {s['mean_summary_calls']})  "
           f"mean seconds: {s['mean_seconds']}  mean prompt tokens per call: {s['mean_prompt_tokens_per_call']}")
     print(f"invented files: {s['invented_files']} in {s['tasks_with_invented_files']} tasks  timeouts: {s['timeouts']}  "
           f"tasks where tests were edited: {s['touched_tests']}")

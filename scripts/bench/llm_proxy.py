@@ -219,6 +219,9 @@ class ProxyHandler(BaseHTTPRequestHandler):
         if isinstance(messages, list):
             record["messages"] = len(messages)
             record["prompt_chars"] = sum(len(_text(m.get("content"))) for m in messages if isinstance(m, dict))
+            if messages and isinstance(messages[0], dict):
+                # Enough of the first message to tell an agent's kinds of call apart.
+                record["first_message_head"] = _text(messages[0].get("content"))[:80]
         elif isinstance(req.get("prompt"), str):
             record["prompt_chars"] = len(req["prompt"])
         for key in ("max_tokens", "max_completion_tokens", "temperature"):
