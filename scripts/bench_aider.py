@@ -171,6 +171,8 @@ def summarise_calls(path):
         # Aider folds long chat history with extra calls to the (weak) model.
         "summary_calls": sum(1 for c in calls if (c.get("first_message_head") or "").startswith(SUMMARY_HEAD)),
         "failed_calls": sum(1 for c in calls if (c.get("status") or 0) >= 400),
+        # Cut off by the wall-clock cap: no token counts arrived for these.
+        "aborted_calls": sum(1 for c in calls if c.get("aborted")),
         "prompt_tokens_max": max(prompts, default=0),
         "prompt_tokens_mean": round(statistics.mean(prompts), 1) if prompts else 0,
         "prompt_tokens_total": sum(prompts),

@@ -123,8 +123,10 @@ class ProxyHandler(BaseHTTPRequestHandler):
         body = self.rfile.read(length) if length else b""
         measured = self.command == "POST" and self.path.split("?")[0].endswith(MEASURED_SUFFIXES)
         record = {"ts": round(started, 3), "path": self.path}
+        acc = {}
         if measured:
             body = self._prepare_request(body, record)
+            self.server.track(self, record, acc, t0)
 
         up = self.server.upstream
         conn_cls = http.client.HTTPSConnection if up.scheme == "https" else http.client.HTTPConnection
@@ -138,7 +140,7 @@ class ProxyHandler(BaseHTTPRequestHandler):
             resp = conn.getresponse()
         except OSError as exc:
             self.send_error(502, f"upstream unreachable: {exc}")
-            if measured:
+            if measured and self.server.untrack(self):
                 record.update(status=502, error=str(exc), seconds=round(time.monotonic() - t0, 3))
                 self.server.call_log.write(record)
             return
@@ -150,7 +152,6 @@ class ProxyHandler(BaseHTTPRequestHandler):
         self.send_header("Connection", "close")
         self.end_headers()
 
-        acc = {}
         streaming = "text/event-stream" in (resp.getheader("Content-Type") or "")
         first_byte = None
         client_gone = False
@@ -188,7 +189,8 @@ class ProxyHandler(BaseHTTPRequestHandler):
         finally:
             conn.close()
 
-        if not measured:
+        if not measured or not self.server.untrack(self):
+            # Not a model call, or already logged as aborted by a stop.
             return
         if not streaming and raw:
             try:
@@ -250,6 +252,32 @@ class ProxyHandler(BaseHTTPRequestHandler):
             pass
 
 
+class ProxyServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._inflight = {}
+        self._inflight_lock = threading.Lock()
+
+    def track(self, handler, record, acc, t0):
+        with self._inflight_lock:
+            self._inflight[id(handler)] = (record, acc, t0)
+
+    def untrack(self, handler):
+        """True when the call is still ours to log."""
+        with self._inflight_lock:
+            return self._inflight.pop(id(handler), None) is not None
+
+    def log_aborted(self):
+        with self._inflight_lock:
+            pending, self._inflight = list(self._inflight.values()), {}
+        for record, acc, t0 in pending:
+            record.update(acc)
+            record.update(aborted=True, seconds=round(time.monotonic() - t0, 3))
+            self.call_log.write(record)
+
+
 def _text(content):
     if isinstance(content, str):
         return content
@@ -267,8 +295,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
 
     host, _, port = args.listen.rpartition(":")
-    server = ThreadingHTTPServer((host or "127.0.0.1", int(port)), ProxyHandler)
-    server.daemon_threads = True
+    server = ProxyServer((host or "127.0.0.1", int(port)), ProxyHandler)
     server.upstream = urlsplit(args.upstream)
     server.call_log = CallLog(args.log)
     server.verbose = args.verbose
@@ -276,6 +303,10 @@ def main(argv=None):
     print(f"listening on http://{server.server_address[0]}:{server.server_address[1]}", flush=True)
 
     def stop(*_):
+        # Calls still running (the agent was cut off by a wall-clock cap) are
+        # logged with what is known so far; closing their upstream connections
+        # on exit also stops the server from generating for nobody.
+        server.log_aborted()
         threading.Thread(target=server.shutdown, daemon=True).start()
 
     signal.signal(signal.SIGTERM, stop)

@@ -38,6 +38,8 @@ class ScriptedUpstream(BaseHTTPRequestHandler):
     def do_POST(self):
         req = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         ScriptedUpstream.seen.append(req)
+        if req["model"] == "slow":
+            time.sleep(3)  # a long prompt evaluation: nothing is sent meanwhile
         if not req.get("stream"):
             body = json.dumps({
                 "model": req["model"],
@@ -85,7 +87,7 @@ def proxy(tmp_path):
     url = proc.stdout.readline().split()[-1]
     ScriptedUpstream.seen = []
     ScriptedUpstream.send_usage = True
-    yield url, log
+    yield url, log, proc
     proc.terminate()
     proc.wait(timeout=10)
     upstream.shutdown()
@@ -103,7 +105,7 @@ def records(log):
 
 
 def test_plain_call_is_forwarded_and_logged(proxy):
-    url, log = proxy
+    url, log, _ = proxy
     reply = json.loads(post(url, {"model": "m", "messages": [{"role": "user", "content": "hi"}]}))
     assert reply["choices"][0]["message"]["content"] == "hello"
     (rec,) = records(log)
@@ -112,7 +114,7 @@ def test_plain_call_is_forwarded_and_logged(proxy):
 
 
 def test_stream_gets_usage_injected_and_passed_through(proxy):
-    url, log = proxy
+    url, log, _ = proxy
     body = post(url, {"model": "m", "stream": True, "messages": [{"role": "user", "content": "x"}]})
     assert ScriptedUpstream.seen[0]["stream_options"] == {"include_usage": True}
     assert body.count("data: ") == 6 and body.rstrip().endswith("data: [DONE]")
@@ -123,7 +125,7 @@ def test_stream_gets_usage_injected_and_passed_through(proxy):
 
 
 def test_stream_without_usage_falls_back_to_timings(proxy):
-    url, log = proxy
+    url, log, _ = proxy
     ScriptedUpstream.send_usage = False
     post(url, {"model": "m", "stream": True, "stream_options": {"include_usage": False},
                "messages": [{"role": "user", "content": "x"}]})
@@ -135,7 +137,24 @@ def test_stream_without_usage_falls_back_to_timings(proxy):
 
 
 def test_other_paths_pass_through_unlogged(proxy):
-    url, log = proxy
+    url, log, _ = proxy
     with urllib.request.urlopen(url + "/v1/models", timeout=10) as resp:
         assert json.loads(resp.read())["data"][0]["id"] == "qwen2.5-coder:0.5b"
     assert not log.exists()
+
+
+def test_call_in_flight_is_logged_as_aborted_on_stop(proxy):
+    url, log, proc = proxy
+    caller = threading.Thread(
+        target=lambda: pytest.raises(Exception, post, url, {"model": "slow", "stream": True, "messages": []}),
+        daemon=True,
+    )
+    caller.start()
+    deadline = time.monotonic() + 5
+    while not ScriptedUpstream.seen and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.terminate()
+    proc.wait(timeout=10)
+    (rec,) = records(log)
+    assert rec["aborted"] is True and rec["model"] == "slow"
+    assert "prompt_tokens" not in rec
