@@ -164,10 +164,14 @@ def summarise_calls(path):
     calls = []
     if path.exists():
         calls = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    prompts = [c.get("prompt_tokens") or 0 for c in calls]
-    completions = [c.get("completion_tokens") or 0 for c in calls]
+    # Calls cut off by the wall-clock cap have no token counts: they count as
+    # calls but stay out of the token statistics rather than counting as zero.
+    counted = [c for c in calls if c.get("prompt_tokens") is not None]
+    prompts = [c["prompt_tokens"] for c in counted]
+    completions = [c.get("completion_tokens") or 0 for c in counted]
     return {
         "calls": len(calls),
+        "counted_calls": len(counted),
         # Aider folds long chat history with extra calls to the (weak) model.
         "summary_calls": sum(1 for c in calls if (c.get("first_message_head") or "").startswith(SUMMARY_HEAD)),
         "failed_calls": sum(1 for c in calls if (c.get("status") or 0) >= 400),
@@ -300,9 +304,11 @@ def summary_of(results):
         "mean_calls": mean(r["calls"] for r in results),
         "mean_summary_calls": mean(r.get("summary_calls", 0) for r in results),
         "mean_seconds": mean(r["seconds"] for r in results),
-        "mean_prompt_tokens_per_call": mean(
-            r["prompt_tokens_total"] / r["calls"] for r in results if r["calls"]
+        "mean_prompt_tokens_per_call": (
+            round(sum(r["prompt_tokens_total"] for r in results) / counted, 1)
+            if (counted := sum(r.get("counted_calls", 0) for r in results)) else None
         ),
+        "aborted_calls": sum(r.get("aborted_calls", 0) for r in results),
         "max_prompt_tokens": max((r["prompt_tokens_max"] for r in results), default=0),
         "invented_files": sum(r["invented_count"] for r in results),
         "tasks_with_invented_files": sum(1 for r in results if r["invented_count"]),
@@ -331,12 +337,30 @@ def print_table(results, summary):
           f"(of which history summaries: {s['mean_summary_calls']})  "
           f"mean seconds: {s['mean_seconds']}  mean prompt tokens per call: {s['mean_prompt_tokens_per_call']}")
     print(f"invented files: {s['invented_files']} in {s['tasks_with_invented_files']} tasks  timeouts: {s['timeouts']}  "
+          f"calls cut off by the cap: {s['aborted_calls']}  "
           f"tasks where tests were edited: {s['touched_tests']}")
+
+
+def merge(paths, out):
+    """Combine runs (e.g. one cut short and its continuation); the later run of a task wins."""
+    by_id, header = {}, {}
+    for path in map(Path, paths):
+        data = json.loads(path.read_text())
+        header = {k: v for k, v in data.items() if k not in ("summary", "tasks")}
+        for task in data["tasks"]:
+            task.update(summarise_calls(path.parent / f"{task['id']}.calls.jsonl"))
+            by_id[task["id"]] = task
+    results = list(by_id.values())
+    summary = summary_of(results)
+    if out:
+        Path(out).write_text(json.dumps({**header, "merged_from": paths, "summary": summary, "tasks": results}, indent=2))
+    print_table(results, summary)
+    return 0
 
 
 def main():
     parser = argparse.ArgumentParser(description="Run Aider on the tinycoder fix corpus.")
-    parser.add_argument("--aider", required=True, help="path of the aider executable")
+    parser.add_argument("--aider", help="path of the aider executable (required unless --merge)")
     parser.add_argument("--model", default="qwen2.5-coder:0.5b", help="model id on the server")
     parser.add_argument("--upstream", default="http://127.0.0.1:8080", help="OpenAI-compatible server (no /v1)")
     parser.add_argument("--tasks", help="comma-separated task ids (default: every single-file task)")
@@ -346,7 +370,14 @@ def main():
     parser.add_argument("--ctx", type=int, default=8192, help="the server's context window per request")
     parser.add_argument("--out", help="results JSON (default: /tmp/bench-aider/<model>/results.json)")
     parser.add_argument("--keep", action="store_true", help="keep the working copies")
+    parser.add_argument("--merge", nargs="+", metavar="RESULTS_JSON",
+                        help="no run: recompute the figures of earlier runs (from the call logs beside "
+                             "each results file) and combine them into --out")
     args = parser.parse_args()
+    if args.merge:
+        return merge(args.merge, args.out)
+    if not args.aider:
+        parser.error("--aider is required (scripts/bench_aider.sh passes it)")
 
     up = args.upstream.rstrip("/")
     try:
