@@ -150,10 +150,11 @@ pub fn evidence(target: &Target, baseline: Option<&TestSummary>, max_lines: usiz
     out
 }
 
-/// `text` cut to about `max_tokens` by the estimator (whole lines, then an ellipsis).
-pub fn trim_to_tokens(text: &str, max_tokens: usize, estimator: &TokenEstimator) -> String {
+/// `text` cut to about `max_tokens` by the estimator, at a line end. Nothing
+/// marks the cut inside the text: a small model copies such markers into code.
+pub fn trim_to_tokens(text: &str, max_tokens: usize, estimator: &TokenEstimator) -> (String, bool) {
     if estimator.estimate(text) <= max_tokens {
-        return text.to_string();
+        return (text.to_string(), false);
     }
     let mut out = String::new();
     for line in text.lines() {
@@ -163,8 +164,7 @@ pub fn trim_to_tokens(text: &str, max_tokens: usize, estimator: &TokenEstimator)
         out.push_str(line);
         out.push('\n');
     }
-    out.push('…');
-    out
+    (out, true)
 }
 
 /// The previous attempt, shown back to the model, and what went wrong with it.
@@ -184,9 +184,10 @@ pub fn feedback(
             format!("{why}.\n```\n{excerpt}\n```")
         }
     };
-    let half = budget_tokens / 2;
-    let previous = trim_to_tokens(&last.reply, half, estimator);
-    let error = trim_to_tokens(&error, half, estimator);
+    // The previous reply matters most (the model sees what it wrote); the error gets the rest.
+    let (previous, _) = trim_to_tokens(&last.reply, budget_tokens * 2 / 3, estimator);
+    let (error, cut) = trim_to_tokens(&error, budget_tokens / 3, estimator);
+    let error = if cut { format!("{error}(the rest of the output is left out)") } else { error };
     let number = last.number.to_string();
     let text =
         prompts.render(PromptId::CODER_FEEDBACK, &[("attempt", &number), ("error", &error), ("path", &target.path)])?;

@@ -353,6 +353,14 @@ pub async fn attempt(env: &AgentEnv, task: &mut Task, cancel: &CancellationToken
     let prompt_text: String = messages.iter().map(|m| m.content.as_str()).collect::<Vec<_>>().join("\n\n");
     let (prompt_tokens, exact) = counter.count(&prompt_text).await;
     let mut req = ChatRequest::new(ModelRole::Coder, messages);
+    if number > 1 {
+        // A retry with the same sampling tends to repeat itself: sample a little hotter, with a new seed.
+        let rt = &env.config.runtime;
+        let coder = &env.config.models.coder;
+        let hotter = coder.temperature + rt.retry_temperature_step * (number - 1) as f32;
+        req.temperature = Some(hotter.min(rt.retry_temperature_max.max(coder.temperature)));
+        req.seed = Some(coder.seed.wrapping_add(number as i64));
+    }
     if format == EditFormat::JsonSymbol {
         req.json_schema = Some(schema_of::<crate::edits::JsonSymbolReply>());
     }
@@ -417,7 +425,8 @@ pub async fn attempt(env: &AgentEnv, task: &mut Task, cancel: &CancellationToken
     )
     .await?;
     let opts = SymbolEdit { focus_line: Some(target.start_line), protect_tests: target.protect_tests };
-    let shown_reply = crate::edits::fence::reply_code(&reply).unwrap_or_else(|| reply.clone());
+    // What the next attempt is shown of this one: the reply as the model wrote it.
+    let shown_reply = reply.clone();
     let mut record = AttemptRecord {
         number,
         format,

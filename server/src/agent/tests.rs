@@ -145,7 +145,8 @@ async fn failing_tests_are_never_proposed_and_retries_stop_at_the_limit() {
     assert_eq!(coder.len(), 2);
     let feedback = &coder[1].messages.last().unwrap().content;
     assert!(feedback.contains("test_add") && feedback.contains("still fails"), "{feedback}");
-    assert_eq!(coder[1].messages[2].content.trim(), "def add(a, b):\n    return a * b");
+    assert_eq!(coder[1].messages[2].content, WRONG, "the model is shown its own reply");
+    assert!(coder[1].temperature.is_some_and(|t| t > coder[0].temperature.unwrap_or(0.0)), "a retry samples hotter");
     assert!(events(&ws, &id).await.contains(&EventType::TaskFailed));
 }
 

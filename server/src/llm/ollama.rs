@@ -69,8 +69,8 @@ impl OllamaClient {
             "keep_alive": keep_alive,
             "options": {
                 "num_ctx": m.num_ctx,
-                "temperature": m.temperature,
-                "seed": m.seed,
+                "temperature": req.temperature.unwrap_or(m.temperature),
+                "seed": req.seed.unwrap_or(m.seed),
                 "num_predict": self.shared.reply_tokens(req),
             },
         });

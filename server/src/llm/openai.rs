@@ -104,8 +104,8 @@ impl OpenAiClient {
             "model": m.name,
             "messages": req.messages,
             "stream": stream,
-            "temperature": m.temperature,
-            "seed": m.seed,
+            "temperature": req.temperature.unwrap_or(m.temperature),
+            "seed": req.seed.unwrap_or(m.seed),
             "max_tokens": self.shared.reply_tokens(req),
         });
         if let Some(schema) = &req.json_schema {

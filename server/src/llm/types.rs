@@ -41,11 +41,15 @@ pub struct ChatRequest {
     pub json_schema: Option<serde_json::Value>,
     /// Cap on reply tokens; `None` = the role's `max_output_tokens`.
     pub max_tokens: Option<u32>,
+    /// Sampling temperature for this call; `None` = the role's `temperature`.
+    pub temperature: Option<f32>,
+    /// Seed for this call; `None` = the role's `seed`.
+    pub seed: Option<i64>,
 }
 
 impl ChatRequest {
     pub fn new(role: ModelRole, messages: Vec<ChatMessage>) -> Self {
-        Self { role, messages, json_schema: None, max_tokens: None }
+        Self { role, messages, json_schema: None, max_tokens: None, temperature: None, seed: None }
     }
 }
 

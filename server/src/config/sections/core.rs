@@ -225,6 +225,8 @@ pub struct RuntimeConfig {
     pub whole_file_max_lines: u32,
     pub failure_output_lines: u32,
     pub feedback_tokens: u32,
+    pub retry_temperature_step: f32,
+    pub retry_temperature_max: f32,
     pub critic: bool,
     pub critic_fallback: String,
     pub rerun_tests_after_apply: bool,
@@ -244,6 +246,13 @@ impl RuntimeConfig {
                 "runtime.edit_format",
                 &self.edit_format,
                 "one of auto, whole_symbol, search_replace, whole_file, json_symbol",
+            ));
+        }
+        if !(0.0..=2.0).contains(&self.retry_temperature_step) || !(0.0..=2.0).contains(&self.retry_temperature_max) {
+            return Err(Invalid::new(
+                "runtime.retry_temperature_step",
+                self.retry_temperature_step,
+                "a temperature step and maximum from 0 to 2",
             ));
         }
         if !["accept", "reject"].contains(&self.critic_fallback.as_str()) {
