@@ -9,6 +9,7 @@ pub mod chunk;
 mod error;
 mod files;
 pub mod incremental;
+mod indexer;
 pub mod repo_map;
 mod schema;
 mod store;
