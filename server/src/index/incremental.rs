@@ -6,9 +6,10 @@
 use super::chunk::analyse;
 use super::files::{FileRecord, FileTable};
 use super::indexer::{indexer_loop, Command};
+use super::ranking::Ranking;
 use super::repo_map::{RepoGraph, RepoMap, RepoMapFocus};
 use super::schema::SCHEMA_VERSION;
-use super::store::{IndexStore, SearchHit};
+use super::store::IndexStore;
 use super::walk::{relative, walk_workspace, ContentFilter, WalkedFile};
 use super::watch::start_watcher;
 use super::IndexError;
@@ -62,6 +63,8 @@ pub(super) struct Shared {
     filter: ContentFilter,
     /// Latest text of open editor buffers (they win over the disk).
     pub(super) buffers: Mutex<HashMap<String, Arc<str>>>,
+    /// The ranking of searches, from `cfg`.
+    ranking: Ranking,
     /// Bumped on every file-table change; the cached repo graph is valid for one generation.
     generation: AtomicU64,
     graph: Mutex<Option<(u64, Arc<RepoGraph>)>>,
@@ -120,6 +123,7 @@ impl WorkspaceIndex {
             store,
             table: RwLock::new(table),
             buffers: Mutex::new(HashMap::new()),
+            ranking: Ranking::from_config(cfg),
             generation: AtomicU64::new(0),
             graph: Mutex::new(None),
         });
@@ -234,9 +238,9 @@ impl WorkspaceIndex {
         RepoMap::rank(&graph, focus, cfg.pagerank_damping, cfg.pagerank_iterations, cfg.repo_map_symbols_per_file)
     }
 
-    /// The best chunks for `query`.
-    pub fn search(&self, query: &str, limit: usize) -> Result<Vec<SearchHit>, IndexError> {
-        self.shared.store.search(query, limit)
+    /// The ranking searches use (from the configuration the index was opened with).
+    pub fn ranking(&self) -> &Ranking {
+        &self.shared.ranking
     }
 
     /// The tantivy store (for counts in tests and benches).

@@ -154,9 +154,12 @@ impl Report {
     }
 }
 
-/// The index settings of the evaluation: the defaults, without the watcher.
+/// The index settings of the evaluation: the defaults (with `$TC_EVAL_CONFIG` over
+/// them when set, to try settings without a rebuild), without the watcher.
 pub fn index_config() -> IndexConfig {
-    let mut c = LoadedConfig::load(&ConfigInputs::default()).expect("built-in config").config.index;
+    let inputs =
+        ConfigInputs { user_file: std::env::var_os("TC_EVAL_CONFIG").map(PathBuf::from), ..Default::default() };
+    let mut c = LoadedConfig::load(&inputs).expect("configuration").config.index;
     c.watch = false;
     c
 }
