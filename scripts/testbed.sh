@@ -177,7 +177,9 @@ EOF
   fi
   log "building Ollama $OLLAMA_VERSION from its Go module (several minutes, once per machine; log: $LOGS/ollama-build.log)"
   local gobin; gobin=$(mktemp -d)
-  GOBIN=$gobin CGO_ENABLED=1 CGO_CPPFLAGS="-I$inc" CGO_CFLAGS="-O3 -march=native" CGO_CXXFLAGS="-O3 -march=native" \
+  # The Go build compiles only ggml-cpu's top folder, not its AMX kernels: keep AMX off.
+  local arch="-O3 -march=native -mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
+  GOBIN=$gobin CGO_ENABLED=1 CGO_CPPFLAGS="-I$inc" CGO_CFLAGS="$arch" CGO_CXXFLAGS="$arch" \
     go install "github.com/ollama/ollama@$OLLAMA_VERSION" \
     >"$LOGS/ollama-build.log" 2>&1 || { tail -n 30 "$LOGS/ollama-build.log" >&2; die "building Ollama failed (log: $LOGS/ollama-build.log)"; }
   mv "$gobin/ollama" "$OLLAMA_BIN"; rm -rf "$gobin"
@@ -269,6 +271,9 @@ print_env() {
 case "${1:-up}" in
   up)
     t0=$SECONDS
+    # One `up` at a time per machine: two would build the same servers twice.
+    exec 9>"$RUN/up.lock"
+    flock 9
     command -v curl >/dev/null || apt_install curl
     ensure_models
     which=${TINYCODER_TESTBED_SERVERS:-ollama,llama}
