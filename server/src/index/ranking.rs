@@ -280,8 +280,12 @@ mod tests {
         // A single word is kept even when short or a stop word: it may be a name.
         let os = r.query_words(&parse_query("os"));
         assert_eq!((os[0].text.as_str(), os[0].name), ("os", true));
-        let short: Vec<bool> =
-            r.query_words(&parse_query("textwrap dedent")).into_iter().filter(|w| !w.compound).map(|w| w.name).collect();
+        let short: Vec<bool> = r
+            .query_words(&parse_query("textwrap dedent"))
+            .into_iter()
+            .filter(|w| !w.compound)
+            .map(|w| w.name)
+            .collect();
         assert_eq!(short, [true, true]);
     }
 
