@@ -232,7 +232,8 @@ impl ContextBuilder<'_> {
                 sections.push(section(SectionKind::Outline, &format!("Outline of {}:", p.path), o.render()));
             }
         }
-        let hits = self.index.search(&format!("{query} {}", focus_ids.join(" ")), b.related_symbols as usize * 3)?;
+        // The identifiers go on a line of their own, so error output in the request still parses as such.
+        let hits = self.index.search(&format!("{query}\n{}", focus_ids.join(" ")), b.related_symbols as usize * 3)?;
         let mut related = 0;
         for h in hits {
             if related >= b.related_symbols as usize {

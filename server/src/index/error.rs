@@ -13,4 +13,6 @@ pub enum IndexError {
     Stopped,
     #[error("indexing was cancelled")]
     Cancelled,
+    #[error("the built-in configuration does not load: {0}")]
+    Config(String),
 }

@@ -5,10 +5,12 @@
 
 use super::chunk::analyse;
 use super::files::{FileRecord, FileTable};
+use super::indexer::{indexer_loop, Command};
+use super::ranking::Ranking;
 use super::repo_map::{RepoGraph, RepoMap, RepoMapFocus};
 use super::schema::SCHEMA_VERSION;
-use super::store::{IndexStore, SearchHit};
-use super::walk::{mtime_ns, relative, walk_workspace, ContentFilter, WalkedFile};
+use super::store::IndexStore;
+use super::walk::{relative, walk_workspace, ContentFilter, WalkedFile};
 use super::watch::start_watcher;
 use super::IndexError;
 use crate::config::IndexConfig;
@@ -16,9 +18,9 @@ use serde::Serialize;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
+use std::sync::mpsc::{channel, Sender};
 use std::sync::{Arc, Mutex, RwLock};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 /// Progress of [`WorkspaceIndex::index_all`].
@@ -52,23 +54,17 @@ pub struct IndexSummary {
     pub seconds: f64,
 }
 
-pub(super) enum Command {
-    Buffer(String),
-    CloseBuffer(String),
-    Changed(PathBuf),
-    Deleted(PathBuf),
-    Renamed(PathBuf, PathBuf),
-    Flush(Sender<()>),
-}
-
-struct Shared {
-    root: PathBuf,
-    cfg: IndexConfig,
-    store: IndexStore,
-    table: RwLock<FileTable>,
+/// What the indexer thread and the handles share.
+pub(super) struct Shared {
+    pub(super) root: PathBuf,
+    pub(super) cfg: IndexConfig,
+    pub(super) store: IndexStore,
+    pub(super) table: RwLock<FileTable>,
     filter: ContentFilter,
     /// Latest text of open editor buffers (they win over the disk).
-    buffers: Mutex<HashMap<String, Arc<str>>>,
+    pub(super) buffers: Mutex<HashMap<String, Arc<str>>>,
+    /// The ranking of searches, from `cfg`.
+    ranking: Ranking,
     /// Bumped on every file-table change; the cached repo graph is valid for one generation.
     generation: AtomicU64,
     graph: Mutex<Option<(u64, Arc<RepoGraph>)>>,
@@ -101,7 +97,7 @@ impl std::fmt::Debug for WorkspaceIndex {
     }
 }
 
-fn hash(text: &[u8]) -> u64 {
+pub(super) fn hash(text: &[u8]) -> u64 {
     xxhash_rust::xxh3::xxh3_64(text)
 }
 
@@ -127,6 +123,7 @@ impl WorkspaceIndex {
             store,
             table: RwLock::new(table),
             buffers: Mutex::new(HashMap::new()),
+            ranking: Ranking::from_config(cfg),
             generation: AtomicU64::new(0),
             graph: Mutex::new(None),
         });
@@ -241,9 +238,9 @@ impl WorkspaceIndex {
         RepoMap::rank(&graph, focus, cfg.pagerank_damping, cfg.pagerank_iterations, cfg.repo_map_symbols_per_file)
     }
 
-    /// The best chunks for `query`.
-    pub fn search(&self, query: &str, limit: usize) -> Result<Vec<SearchHit>, IndexError> {
-        self.shared.store.search(query, limit)
+    /// The ranking searches use (from the configuration the index was opened with).
+    pub fn ranking(&self) -> &Ranking {
+        &self.shared.ranking
     }
 
     /// The tantivy store (for counts in tests and benches).
@@ -327,7 +324,7 @@ impl WorkspaceIndex {
     }
 }
 
-enum Outcome {
+pub(super) enum Outcome {
     Indexed(u64),
     Unchanged,
     Skipped,
@@ -335,7 +332,7 @@ enum Outcome {
 
 impl Shared {
     /// Reindexes one walked file if its content changed.
-    fn sync_file(&self, file: &WalkedFile) -> Result<Outcome, IndexError> {
+    pub(super) fn sync_file(&self, file: &WalkedFile) -> Result<Outcome, IndexError> {
         let known = self.table.read().ok().and_then(|t| t.files.get(&file.rel).map(|r| (r.hash, r.mtime_ns, r.size)));
         if let Some((_, mtime, size)) = known {
             // Same mtime and size: trust it without reading (the usual warm-start case).
@@ -377,7 +374,7 @@ impl Shared {
         }
     }
 
-    fn index_text(&self, rel: &str, text: &str, h: u64, mtime_ns: u64, size: u64) -> Result<(), IndexError> {
+    pub(super) fn index_text(&self, rel: &str, text: &str, h: u64, mtime_ns: u64, size: u64) -> Result<(), IndexError> {
         let analysis = analyse(rel, text, &self.cfg);
         self.store.replace_file(rel, &analysis, h)?;
         if let Ok(mut t) = self.table.write() {
@@ -388,7 +385,7 @@ impl Shared {
     }
 
     /// Removes `rel` and, if it is a folder, every file under it.
-    fn remove(&self, rel: &str) -> Result<(), IndexError> {
+    pub(super) fn remove(&self, rel: &str) -> Result<(), IndexError> {
         let prefix = format!("{rel}/");
         let victims: Vec<String> = self
             .table
@@ -414,12 +411,12 @@ impl Shared {
 
     /// Commits the index and marks the table unsaved; the indexer saves it later
     /// (saving the whole table per keystroke burst is what made one-file updates slow).
-    fn commit_deferred(&self) -> Result<(), IndexError> {
+    pub(super) fn commit_deferred(&self) -> Result<(), IndexError> {
         FileTable::set_unsaved_marker(self.store.dir())?;
         self.store.commit()
     }
 
-    fn save_table(&self) -> Result<(), IndexError> {
+    pub(super) fn save_table(&self) -> Result<(), IndexError> {
         let table = self.table.read().map_err(|_| IndexError::Stopped)?;
         table.save(self.store.dir())?;
         FileTable::clear_unsaved_marker(self.store.dir());
@@ -431,137 +428,6 @@ impl Shared {
             s.total_files = t.files.len();
             s.symbols = t.files.values().map(|r| r.symbols.len()).sum();
             s.chunks = t.files.values().map(|r| r.chunks).sum();
-        }
-    }
-
-    /// A path changed on disk (or its buffer closed): reindex it, or remove it if gone.
-    fn disk_changed(&self, abs: &Path) -> Result<(), IndexError> {
-        let Some(rel) = relative(&self.root, abs) else {
-            return Ok(());
-        };
-        if self.buffers.lock().map(|b| b.contains_key(&rel)).unwrap_or(false) {
-            return Ok(()); // The open buffer is the truth until it is closed.
-        }
-        match std::fs::metadata(abs) {
-            Ok(meta) if meta.is_file() => {
-                let file = WalkedFile { rel, abs: abs.to_path_buf(), size: meta.len(), mtime_ns: mtime_ns(&meta) };
-                self.sync_file(&file).map(|_| ())
-            }
-            Ok(meta) if meta.is_dir() => {
-                for f in walk_workspace(abs, &self.cfg) {
-                    let rel = format!("{}/{}", rel, f.rel);
-                    self.sync_file(&WalkedFile { rel, ..f })?;
-                }
-                Ok(())
-            }
-            _ => self.remove(&rel),
-        }
-    }
-
-    fn index_buffer(&self, rel: &str) -> Result<(), IndexError> {
-        let Some(text) = self.buffers.lock().ok().and_then(|b| b.get(rel).cloned()) else {
-            return Ok(());
-        };
-        let h = hash(text.as_bytes());
-        if self.table.read().ok().and_then(|t| t.files.get(rel).map(|r| r.hash)) == Some(h) {
-            return Ok(());
-        }
-        self.index_text(rel, &text, h, 0, text.len() as u64)
-    }
-}
-
-fn indexer_loop(sh: Arc<Shared>, rx: Receiver<Command>) {
-    let debounce = Duration::from_millis(sh.cfg.debounce_ms);
-    let commit_delay = Duration::from_millis(sh.cfg.commit_delay_ms);
-    let mut pending: HashMap<String, Instant> = HashMap::new();
-    let mut commit_at: Option<Instant> = None;
-    let mut save_at: Option<Instant> = None;
-    let save_interval = Duration::from_millis(sh.cfg.table_save_interval_ms);
-    loop {
-        let now = Instant::now();
-        let wake = pending.values().copied().chain(commit_at).chain(save_at).min();
-        let cmd = match wake {
-            Some(t) => match rx.recv_timeout(t.saturating_duration_since(now)) {
-                Ok(c) => Some(c),
-                Err(RecvTimeoutError::Timeout) => None,
-                Err(RecvTimeoutError::Disconnected) => break,
-            },
-            None => match rx.recv() {
-                Ok(c) => Some(c),
-                Err(_) => break,
-            },
-        };
-        let mut flush_ack = None;
-        let result = match cmd {
-            Some(Command::Buffer(rel)) => {
-                pending.insert(rel, Instant::now() + debounce);
-                Ok(false)
-            }
-            Some(Command::CloseBuffer(rel)) => {
-                pending.remove(&rel);
-                if let Ok(mut b) = sh.buffers.lock() {
-                    b.remove(&rel);
-                }
-                sh.disk_changed(&sh.root.join(&rel)).map(|_| true)
-            }
-            Some(Command::Changed(p)) => sh.disk_changed(&p).map(|_| true),
-            Some(Command::Deleted(p)) => match relative(&sh.root, &p) {
-                Some(rel) if !p.exists() => sh.remove(&rel).map(|_| true),
-                _ => sh.disk_changed(&p).map(|_| true),
-            },
-            Some(Command::Renamed(from, to)) => {
-                let r = match relative(&sh.root, &from) {
-                    Some(rel) => sh.remove(&rel),
-                    None => Ok(()),
-                };
-                r.and_then(|_| sh.disk_changed(&to)).map(|_| true)
-            }
-            Some(Command::Flush(ack)) => {
-                flush_ack = Some(ack);
-                Ok(true)
-            }
-            None => Ok(false),
-        };
-        let mut dirty = match result {
-            Ok(d) => d,
-            Err(e) => {
-                tracing::error!("indexer: {e}");
-                true
-            }
-        };
-        let now = Instant::now();
-        let due: Vec<String> =
-            pending.iter().filter(|(_, t)| flush_ack.is_some() || **t <= now).map(|(r, _)| r.clone()).collect();
-        for rel in due {
-            pending.remove(&rel);
-            if let Err(e) = sh.index_buffer(&rel) {
-                tracing::error!("indexer: buffer {rel}: {e}");
-            }
-            dirty = true;
-        }
-        if dirty && commit_at.is_none() {
-            commit_at = Some(now + commit_delay);
-        }
-        if commit_at.is_some_and(|t| t <= now) || (flush_ack.is_some() && commit_at.is_some()) {
-            if let Err(e) = sh.commit_deferred() {
-                tracing::error!("indexer: commit failed: {e}");
-            }
-            commit_at = None;
-            save_at.get_or_insert(now + save_interval);
-        }
-        if save_at.is_some_and(|t| t <= now) {
-            if let Err(e) = sh.save_table() {
-                tracing::error!("indexer: saving the file table failed: {e}");
-            }
-            save_at = None;
-        }
-        if let Some(ack) = flush_ack {
-            let _ = ack.send(());
-        }
-    }
-    if save_at.is_some() {
-        if let Err(e) = sh.save_table() {
-            tracing::error!("indexer: saving the file table failed: {e}");
         }
     }
 }

@@ -6,11 +6,16 @@
 //! commits happen on the indexer thread. Nothing here knows LSP types.
 
 pub mod chunk;
+mod chunk_text;
 mod error;
 mod files;
 pub mod incremental;
+mod indexer;
+pub mod query;
+pub mod ranking;
 pub mod repo_map;
 mod schema;
+mod search;
 mod store;
 pub mod tokenizer;
 pub mod walk;
@@ -20,5 +25,8 @@ pub use chunk::{analyse, Chunk, FileAnalysis, SymbolEntry};
 pub use error::IndexError;
 pub use files::{FileRecord, FileTable};
 pub use incremental::{IndexProgress, IndexSummary, WorkspaceIndex};
+pub use query::{parse_query, Location, ParsedQuery, Role};
+pub use ranking::{Ranking, SearchField};
 pub use repo_map::{RepoGraph, RepoMap, RepoMapFocus};
-pub use store::{IndexStore, SearchHit};
+pub use search::resolve_path;
+pub use store::{Anchor, IndexStore, SearchHit, SearchPlan};

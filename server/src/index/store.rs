@@ -1,24 +1,61 @@
 //! The tantivy store: one long-lived writer, manual reader reloads after each
-//! commit, BM25 search with field boosts over the code tokenizer's terms.
+//! commit, and the search: per-field BM25 weighted and summed, plus the
+//! definitions an error points at, with test code ranked down (see
+//! [`Ranking`]). Queries are built from analyzer terms, never parsed as query
+//! syntax, so a diagnostic with quotes or colons cannot fail.
 
 use super::chunk::FileAnalysis;
+use super::query::parse_query;
+use super::ranking::{QueryWord, Ranking, SearchField};
 use super::schema::{build_schema, Fields};
-use super::tokenizer::{terms, CodeTokenizer, CODE_TOKENIZER};
+use super::tokenizer::{
+    prose_analyzer, CodeTokenizer, StemmedCodeTokenizer, CODE_STEM_TOKENIZER, CODE_TOKENIZER, PROSE_TOKENIZER,
+};
 use super::IndexError;
 use serde::Serialize;
+use std::collections::{HashMap, HashSet};
+use std::ops::Bound;
 use std::path::{Path, PathBuf};
 use std::sync::RwLock;
 use tantivy::collector::TopDocs;
 use tantivy::directory::MmapDirectory;
-use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery};
-use tantivy::schema::{IndexRecordOption, Value};
-use tantivy::{doc, Index, IndexReader, IndexWriter, ReloadPolicy, TantivyDocument, Term};
+use tantivy::query::{
+    BooleanQuery, BoostQuery, ConstScoreQuery, DisjunctionMaxQuery, Occur, Query, RangeQuery, TermQuery,
+};
+use tantivy::schema::{Field, IndexRecordOption, Value};
+use tantivy::tokenizer::TextAnalyzer;
+use tantivy::{
+    doc, DocAddress, DocId, Index, IndexReader, IndexWriter, ReloadPolicy, Score, SegmentReader, TantivyDocument, Term,
+};
 
-/// Field boosts: a match in the name counts most, the body least.
-const BOOSTS: [(&str, f32); 6] =
-    [("symbol", 6.0), ("signature", 3.0), ("container", 2.0), ("doc", 2.0), ("path", 1.5), ("body", 1.0)];
-/// Most distinct query terms used (long diagnostics carry noise).
-const MAX_QUERY_TERMS: usize = 64;
+/// Results ranked per result asked for, before duplicates of one definition are merged.
+const FETCH_FACTOR: usize = 3;
+/// Extra results ranked beyond that.
+const FETCH_EXTRA: usize = 10;
+
+/// A query ready to run (built by [`WorkspaceIndex::search`](super::WorkspaceIndex::search)).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SearchPlan {
+    /// Words with their weights (see [`Ranking::query_words`]).
+    pub words: Vec<QueryWord>,
+    /// Definitions the query points at, each given a fixed score.
+    pub anchors: Vec<Anchor>,
+    /// Files whose chunks get a fixed score.
+    pub files: Vec<(String, f32)>,
+    /// Whether test code keeps its full score.
+    pub about_tests: bool,
+}
+
+/// A definition an error points at: its file, name and (when the name is not
+/// unique in the file) its line range.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Anchor {
+    pub path: String,
+    pub name: String,
+    /// 1-based first and last line of the definition.
+    pub lines: Option<(usize, usize)>,
+    pub score: f32,
+}
 
 /// One search result: a chunk of a file.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -33,6 +70,8 @@ pub struct SearchHit {
     pub start_line: usize,
     pub end_line: usize,
     pub score: f32,
+    /// Whether the chunk is test code.
+    pub is_test: bool,
     /// The chunk's text.
     #[serde(skip)]
     pub body: String,
@@ -74,6 +113,8 @@ impl IndexStore {
             }
         };
         index.tokenizers().register(CODE_TOKENIZER, CodeTokenizer);
+        index.tokenizers().register(CODE_STEM_TOKENIZER, StemmedCodeTokenizer);
+        index.tokenizers().register(PROSE_TOKENIZER, prose_analyzer());
         let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into().map_err(err)?;
         let writer = index.writer(writer_memory_mb as usize * 1_000_000).map_err(err)?;
         Ok(Self { dir: dir.to_path_buf(), index, reader, writer: RwLock::new(writer), fields })
@@ -99,15 +140,18 @@ impl IndexStore {
                     f.path => rel,
                     f.path_exact => rel,
                     f.symbol => c.symbol.as_str(),
+                    f.name_exact => c.symbol.as_str(),
                     f.container => c.container.as_str(),
                     f.kind => c.kind.as_str(),
                     f.signature => c.signature.as_str(),
-                    f.doc => c.doc.as_str(),
+                    f.doc => format!("{}\n{}", c.doc, c.prose),
+                    f.code => c.code.as_str(),
                     f.body => c.body.as_str(),
                     f.language => analysis.language.as_str(),
                     f.start_line => c.start_line as u64,
                     f.end_line => c.end_line as u64,
                     f.content_hash => hash,
+                    f.is_test => u64::from(c.is_test),
                 ))
                 .map_err(|e| self.err(e))?;
         }
@@ -147,34 +191,53 @@ impl IndexStore {
         self.reader.searcher().search(&q, &tantivy::collector::Count).map_err(|e| self.err(e))
     }
 
-    /// The best chunks for `query` (free text: a diagnostic, an instruction, identifiers).
+    /// The best chunks for `query` with the built-in ranking and without the file
+    /// table (no traceback locations); [`WorkspaceIndex::search`](super::WorkspaceIndex::search) is the full search.
     pub fn search(&self, query: &str, limit: usize) -> Result<Vec<SearchHit>, IndexError> {
-        let mut seen = std::collections::HashSet::new();
-        let words: Vec<String> =
-            terms(query).into_iter().filter(|t| seen.insert(t.clone())).take(MAX_QUERY_TERMS).collect();
-        if words.is_empty() || limit == 0 {
+        let ranking = Ranking::builtin()?;
+        let parsed = parse_query(query);
+        let plan = SearchPlan {
+            words: ranking.query_words(&parsed),
+            about_tests: ranking.about_tests(&parsed),
+            ..Default::default()
+        };
+        self.search_plan(&plan, &ranking, limit)
+    }
+
+    /// Runs `plan`: the best `limit` chunks, one per definition.
+    pub fn search_plan(
+        &self,
+        plan: &SearchPlan,
+        ranking: &Ranking,
+        limit: usize,
+    ) -> Result<Vec<SearchHit>, IndexError> {
+        if limit == 0 || (plan.words.is_empty() && plan.anchors.is_empty() && plan.files.is_empty()) {
             return Ok(Vec::new());
         }
-        let schema = self.index.schema();
-        let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
-        for (name, boost) in BOOSTS {
-            let Ok(field) = schema.get_field(name) else {
-                continue;
-            };
-            for w in &words {
-                let tq = TermQuery::new(Term::from_field_text(field, w), IndexRecordOption::WithFreqs);
-                clauses.push((Occur::Should, Box::new(BoostQuery::new(Box::new(tq), boost))));
-            }
-        }
+        let query = self.build_query(plan, ranking)?;
         let searcher = self.reader.searcher();
-        let top = searcher.search(&BooleanQuery::new(clauses), &TopDocs::with_limit(limit)).map_err(|e| self.err(e))?;
+        let fetch = limit * FETCH_FACTOR + FETCH_EXTRA;
+        let top: Vec<(Score, DocAddress)> = if plan.about_tests || ranking.test_rank_factor >= 1.0 {
+            searcher.search(&query, &TopDocs::with_limit(fetch)).map_err(|e| self.err(e))?
+        } else {
+            let factor = ranking.test_rank_factor;
+            let collector = TopDocs::with_limit(fetch).tweak_score(move |segment: &SegmentReader| {
+                let is_test = segment.fast_fields().u64("is_test").ok();
+                move |doc: DocId, score: Score| match is_test.as_ref().and_then(|c| c.first(doc)) {
+                    Some(1) => score * factor,
+                    _ => score,
+                }
+            });
+            searcher.search(&query, &collector).map_err(|e| self.err(e))?
+        };
         let f = self.fields;
-        let mut hits = Vec::with_capacity(top.len());
+        let mut hits = Vec::with_capacity(limit);
+        let mut seen = HashSet::new();
         for (score, addr) in top {
             let d: TantivyDocument = searcher.doc(addr).map_err(|e| self.err(e))?;
             let s = |field| d.get_first(field).and_then(|v| v.as_str()).unwrap_or_default().to_string();
             let n = |field| d.get_first(field).and_then(|v| v.as_u64()).unwrap_or_default() as usize;
-            hits.push(SearchHit {
+            let hit = SearchHit {
                 path: s(f.path_exact),
                 symbol: s(f.symbol),
                 container: s(f.container),
@@ -184,9 +247,114 @@ impl IndexStore {
                 start_line: n(f.start_line),
                 end_line: n(f.end_line),
                 score,
+                is_test: n(f.is_test) == 1,
                 body: s(f.body),
-            });
+            };
+            // One hit per definition: the windows of a large one are merged into the best.
+            if !hit.symbol.is_empty() && !seen.insert((hit.path.clone(), hit.container.clone(), hit.symbol.clone())) {
+                continue;
+            }
+            hits.push(hit);
+            if hits.len() == limit {
+                break;
+            }
         }
         Ok(hits)
     }
+
+    /// The tantivy query of `plan`: a weighted term per field and word, then the anchors and files.
+    fn build_query(&self, plan: &SearchPlan, ranking: &Ranking) -> Result<BooleanQuery, IndexError> {
+        let schema = self.index.schema();
+        let mut analyzers: HashMap<SearchField, (Field, TextAnalyzer)> = HashMap::new();
+        for sf in SearchField::ALL {
+            let field = schema.get_field(sf.name()).map_err(|e| self.err(e))?;
+            analyzers.insert(sf, (field, self.index.tokenizer_for_field(field).map_err(|e| self.err(e))?));
+        }
+        // Per word: (field, term, weight) of every term any field's analyzer makes of it.
+        let mut per_word: Vec<Vec<(Field, String, f32)>> = Vec::new();
+        for word in &plan.words {
+            let profile = if word.name { &ranking.name_fields } else { &ranking.word_fields };
+            let mut terms = Vec::new();
+            for &(sf, fw) in profile {
+                if word.compound && !matches!(sf, SearchField::Symbol | SearchField::Code) {
+                    continue;
+                }
+                let Some((field, analyzer)) = analyzers.get_mut(&sf) else { continue };
+                for (term, whole) in analyze(analyzer, &word.text) {
+                    let w = fw * word.weight * if whole { 1.0 } else { word.part_weight };
+                    if w > 0.0 {
+                        terms.push((*field, term, w));
+                    }
+                }
+            }
+            per_word.push(terms);
+        }
+        let term_query = |field: Field, text: &str, boost: f32| -> Box<dyn Query> {
+            let tq = TermQuery::new(Term::from_field_text(field, text), IndexRecordOption::WithFreqs);
+            Box::new(BoostQuery::new(Box::new(tq), boost))
+        };
+        let mut clauses: Vec<(Occur, Box<dyn Query>)> = Vec::new();
+        if ranking.field_tie_breaker >= 1.0 {
+            // A plain weighted sum: each distinct (field, term) once, at its highest weight.
+            let mut best: HashMap<(Field, String), f32> = HashMap::new();
+            let mut order: Vec<(Field, String)> = Vec::new();
+            for (field, term, w) in per_word.into_iter().flatten() {
+                let key = (field, term);
+                match best.get_mut(&key) {
+                    Some(old) => *old = old.max(w),
+                    None => {
+                        best.insert(key.clone(), w);
+                        order.push(key);
+                    }
+                }
+            }
+            for key in order {
+                clauses.push((Occur::Should, term_query(key.0, &key.1, best[&key])));
+            }
+        } else {
+            // Per word: its best field plus a share of the others.
+            for terms in per_word.into_iter().filter(|t| !t.is_empty()) {
+                let group: Vec<Box<dyn Query>> = terms.iter().map(|(f, t, w)| term_query(*f, t, *w)).collect();
+                clauses.push((
+                    Occur::Should,
+                    Box::new(DisjunctionMaxQuery::with_tie_breaker(group, ranking.field_tie_breaker)),
+                ));
+            }
+        }
+        let f = self.fields;
+        let exact = |field: Field, text: &str| -> Box<dyn Query> {
+            Box::new(TermQuery::new(Term::from_field_text(field, text), IndexRecordOption::Basic))
+        };
+        for a in &plan.anchors {
+            let mut must =
+                vec![(Occur::Must, exact(f.path_exact, &a.path)), (Occur::Must, exact(f.name_exact, &a.name))];
+            if let Some((first, last)) = a.lines {
+                let range = RangeQuery::new(
+                    Bound::Included(Term::from_field_u64(f.start_line, first as u64)),
+                    Bound::Included(Term::from_field_u64(f.start_line, last as u64)),
+                );
+                must.push((Occur::Must, Box::new(range)));
+            }
+            clauses.push((Occur::Should, Box::new(ConstScoreQuery::new(Box::new(BooleanQuery::new(must)), a.score))));
+        }
+        for (path, score) in &plan.files {
+            clauses.push((Occur::Should, Box::new(ConstScoreQuery::new(exact(f.path_exact, path), *score))));
+        }
+        Ok(BooleanQuery::new(clauses))
+    }
+}
+
+/// The distinct terms `analyzer` makes of the word `text`, each with whether it
+/// stands for the whole word (the word itself or its stem) rather than a part.
+fn analyze(analyzer: &mut TextAnalyzer, text: &str) -> Vec<(String, bool)> {
+    let mut out: Vec<(String, bool)> = Vec::new();
+    let mut stream = analyzer.token_stream(text);
+    while let Some(t) = stream.next() {
+        let whole = t.offset_from == 0 && t.offset_to == text.len();
+        match out.iter_mut().find(|(x, _)| *x == t.text) {
+            Some(old) => old.1 |= whole,
+            None => out.push((t.text.clone(), whole)),
+        }
+    }
+    out
 }

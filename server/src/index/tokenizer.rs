@@ -1,12 +1,19 @@
 //! The code tokenizer: each identifier is emitted whole (lower-cased) and
 //! also as its camelCase / snake_case / digit parts, so `HttpServerConfig`
 //! matches `http server config`, `httpserverconfig` and `server`. Paths split
-//! at `/` and `.` into their parts the same way.
+//! at `/` and `.` into their parts the same way. [`StemmedCodeTokenizer`]
+//! adds the English stem of each word (`parsing` also as `pars`, like `parse`),
+//! for names and signatures; [`prose_analyzer`] reads docstrings and comments
+//! as English: code-aware words, stop words dropped, stemmed.
 
-use tantivy::tokenizer::{Token, TokenStream, Tokenizer};
+use tantivy::tokenizer::{Language, Stemmer, StopWordFilter, TextAnalyzer, Token, TokenStream, Tokenizer};
 
 /// Name under which the tokenizer is registered in the index.
 pub const CODE_TOKENIZER: &str = "code";
+/// Name of [`StemmedCodeTokenizer`] in the index.
+pub const CODE_STEM_TOKENIZER: &str = "code_stem";
+/// Name of [`prose_analyzer`] in the index.
+pub const PROSE_TOKENIZER: &str = "prose";
 
 /// Splits code into identifiers and their parts (see the module doc).
 #[derive(Debug, Clone, Default)]
@@ -23,6 +30,23 @@ impl Tokenizer for CodeTokenizer {
     fn token_stream<'a>(&'a mut self, text: &'a str) -> CodeTokenStream {
         CodeTokenStream { tokens: tokenize(text), index: 0 }
     }
+}
+
+/// [`CodeTokenizer`] plus the English stem of every lower-case word that has one.
+#[derive(Debug, Clone, Default)]
+pub struct StemmedCodeTokenizer;
+
+impl Tokenizer for StemmedCodeTokenizer {
+    type TokenStream<'a> = CodeTokenStream;
+    fn token_stream<'a>(&'a mut self, text: &'a str) -> CodeTokenStream {
+        CodeTokenStream { tokens: tokenize_stemmed(text), index: 0 }
+    }
+}
+
+/// Docstrings and comments as English: the code tokenizer's words, English stop words dropped, stemmed.
+pub fn prose_analyzer() -> TextAnalyzer {
+    let stop = StopWordFilter::new(Language::English).unwrap_or_else(|| StopWordFilter::remove(Vec::new()));
+    TextAnalyzer::builder(CodeTokenizer).filter(stop).filter(Stemmer::new(Language::English)).build()
 }
 
 impl TokenStream for CodeTokenStream {
@@ -85,6 +109,25 @@ pub fn tokenize(text: &str) -> Vec<Token> {
     out
 }
 
+/// Shortest word that is stemmed (shorter ones are names like `os`, `io`, `re`).
+const MIN_STEMMED_BYTES: usize = 4;
+
+/// The tokens of [`tokenize`], each lower-case ASCII word followed by its English stem when that differs.
+pub fn tokenize_stemmed(text: &str) -> Vec<Token> {
+    let stemmer = rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English);
+    let base = tokenize(text);
+    let mut out = Vec::with_capacity(base.len() + base.len() / 2);
+    for t in base {
+        let stem = (t.text.len() >= MIN_STEMMED_BYTES && t.text.bytes().all(|b| b.is_ascii_lowercase()))
+            .then(|| stemmer.stem(&t.text).into_owned())
+            .filter(|s| *s != t.text);
+        let extra = stem.map(|s| Token { text: s, ..t.clone() });
+        out.push(t);
+        out.extend(extra);
+    }
+    out
+}
+
 /// Byte ranges of the parts of an identifier: split at `_`, lower→Upper, ACRONYMWord and letter↔digit.
 pub fn split_identifier(word: &str) -> Vec<(usize, usize)> {
     let chars: Vec<(usize, char)> = word.char_indices().collect();
@@ -142,6 +185,19 @@ mod tests {
         for (input, want) in cases {
             assert_eq!(terms(input), want.iter().map(|s| s.to_string()).collect::<Vec<_>>(), "{input}");
         }
+    }
+
+    #[test]
+    fn stemmed_tokens_follow_their_word() {
+        let t: Vec<String> = tokenize_stemmed("parsing_files os").into_iter().map(|t| t.text).collect();
+        assert_eq!(t, ["parsing_files", "parsing", "pars", "files", "file", "os"]);
+        let mut prose = prose_analyzer();
+        let mut stream = prose.token_stream("Removes the files, in order");
+        let mut words = Vec::new();
+        while stream.advance() {
+            words.push(stream.token().text.clone());
+        }
+        assert_eq!(words, ["remov", "file", "order"]);
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! The file watcher: changes on disk (saves, git checkouts) become indexer commands.
 
-use super::incremental::Command;
+use super::indexer::Command;
 use super::walk::PathFilter;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::Sender;

@@ -27,6 +27,10 @@ pub struct LanguageSpec {
     /// Extra reference captures (`@name` inside `@reference.KIND`) beyond the tags query:
     /// type uses, imports, scoped calls. Used to rank files in the repo map.
     pub references_query: &'static str,
+    /// What starts a line comment (`#`, `//`).
+    pub line_comment: &'static str,
+    /// Whether a definition's docstring is the first statement of its body (Python) rather than above it.
+    pub docstring_in_body: bool,
 }
 
 impl std::fmt::Debug for LanguageSpec {

@@ -15,6 +15,8 @@ pub static PYTHON: LanguageSpec = LanguageSpec {
     doc,
     body_field: "body",
     references_query: PYTHON_REFERENCES,
+    line_comment: "#",
+    docstring_in_body: true,
 };
 
 const PYTHON_REFERENCES: &str = r#"

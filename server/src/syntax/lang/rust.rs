@@ -15,6 +15,8 @@ pub static RUST: LanguageSpec = LanguageSpec {
     doc,
     body_field: "body",
     references_query: RUST_REFERENCES,
+    line_comment: "//",
+    docstring_in_body: false,
 };
 
 const RUST_REFERENCES: &str = r#"

@@ -1,0 +1,4 @@
+fn main() {
+    let v = serde_json::from_str("{}").unwrap();
+    println!("{:?}", v);
+}
