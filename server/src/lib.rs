@@ -5,6 +5,7 @@
 //! `context` → `edits` → `sandbox` → `agent` → `lsp` / `cli` (adapters).
 //! See `docs/architecture.md` for the codemap and invariants.
 
+pub mod acp;
 pub mod agent;
 pub mod cli;
 pub mod config;

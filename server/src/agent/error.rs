@@ -7,6 +7,8 @@ pub enum AgentError {
     Store(#[from] crate::store::StoreError),
     #[error("a prompt could not be rendered: {0}")]
     Prompt(#[from] crate::config::PromptError),
+    #[error("the context could not be built: {0}")]
+    Context(#[from] crate::context::ContextError),
     #[error("task {task_id} cannot be resumed: {reason}")]
     Resume { task_id: String, reason: String },
 }

@@ -67,7 +67,7 @@ pub async fn baseline(env: &AgentEnv, task: &mut Task, cancel: &CancellationToke
     }
     let payload = json!({
         "tool": "run_tests", "purpose": "baseline", "ok": summary.available,
-        "passed": summary.passed, "failing": summary.failing, "command": summary.command, "why": summary.why,
+        "passed": summary.passed, "failing": summary.failing, "failures": summary.failures, "command": summary.command, "why": summary.why,
         "duration_ms": started.elapsed().as_millis() as u64,
     });
     task.progress.baseline = Some(summary);
@@ -477,7 +477,7 @@ pub async fn attempt(env: &AgentEnv, task: &mut Task, cancel: &CancellationToken
                 env,
                 vec![ev(
                     EventType::ToolCompleted,
-                    json!({"tool": "run_tests", "purpose": "check", "attempt": number, "passed": tests.passed, "success": success, "why": why, "failing": tests.failing}),
+                    json!({"tool": "run_tests", "purpose": "check", "attempt": number, "passed": tests.passed, "success": success, "why": why, "failing": tests.failing, "failures": tests.failures}),
                 )],
             )
             .await?;

@@ -3,6 +3,7 @@
 //!
 //! stdout carries results (and, for `lsp`, the protocol); logs go to stderr.
 
+mod acp;
 mod agent_cmd;
 mod ask;
 mod bench;
@@ -35,6 +36,8 @@ pub struct Cli {
 pub enum Command {
     /// Run the language server over stdio.
     Lsp(lsp::Args),
+    /// Run the Agent Client Protocol agent over stdio (Zed, JetBrains, Neovim agent panels).
+    Acp(acp::Args),
     /// Fix a failing test or an error: the first failing test, or FILE[:LINE] with --message.
     Fix(agent_cmd::FixArgs),
     /// Change FILE[:START-END] as an instruction says, checked by the project's tests.
@@ -120,7 +123,7 @@ fn init_logging(default_level: &str) {
 /// Entry point of the binary.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
-    if !matches!(cli.command, Command::Lsp(_)) {
+    if !matches!(cli.command, Command::Lsp(_) | Command::Acp(_)) {
         // `tinycoder search x | head` should end quietly when the reader goes away,
         // as other command-line tools do, instead of panicking on a broken pipe.
         // SAFETY: restoring the default disposition of SIGPIPE before any thread starts.
@@ -140,6 +143,7 @@ pub fn main() -> ExitCode {
     let result = runtime.block_on(async move {
         match cli.command {
             Command::Lsp(a) => lsp::run(a, workspace).await,
+            Command::Acp(a) => acp::run(a, workspace).await,
             Command::Fix(a) => agent_cmd::run_fix(a, workspace).await,
             Command::Edit(a) => agent_cmd::run_edit(a, workspace).await,
             Command::Resume(a) => agent_cmd::run_resume(a, workspace).await,

@@ -1,6 +1,7 @@
 //! The typed sections of `tinycoder.toml`. Each section lives in its own file
 //! so the layer that owns the setting owns its struct.
 
+mod acp;
 mod core;
 mod index;
 mod memory;
@@ -8,6 +9,7 @@ mod sandbox;
 mod store;
 
 pub use self::core::*;
+pub use acp::*;
 pub use index::*;
 pub use memory::*;
 pub use sandbox::*;
@@ -30,6 +32,7 @@ pub struct Config {
     pub memory: MemoryConfig,
     pub sandbox: SandboxConfig,
     pub permissions: PermissionsConfig,
+    pub acp: AcpConfig,
 }
 
 /// A semantic check failed: `key` holds `value`, but `expected` describes what is allowed.
@@ -60,6 +63,7 @@ impl Config {
         self.memory.validate()?;
         self.sandbox.validate()?;
         self.permissions.validate()?;
+        self.acp.validate()?;
         Ok(())
     }
 }
