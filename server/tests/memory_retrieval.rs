@@ -5,8 +5,8 @@
 
 use serde_json::json;
 use std::sync::{Arc, Mutex};
-use tinycoder::contracts::{CriticScore, MemoryDecision, MemoryKind, MemorySource};
 use tinycoder::config::{MemoryConfig, ModelRole};
+use tinycoder::contracts::{CriticScore, MemoryDecision, MemoryKind, MemorySource};
 use tinycoder::llm::{ChatRequest, ChatStream, LlmError, ModelClient, ModelInfo};
 use tinycoder::memory::policy::{decide, PolicyInput, SafetySignals};
 use tinycoder::memory::{MemoryFilter, MemoryRetriever, MemoryStore, NewMemory};

@@ -15,8 +15,8 @@
 //! 8. otherwise store with weight w.
 
 use super::DuplicateMatch;
-use crate::contracts::{CriticScore, MemoryDecision, MemoryKind, MemorySource};
 use crate::config::MemoryConfig;
+use crate::contracts::{CriticScore, MemoryDecision, MemoryKind, MemorySource};
 
 /// Safety signals about the candidate's content (computed by the runtime, e.g. a secret scan).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

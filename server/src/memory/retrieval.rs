@@ -8,8 +8,8 @@
 
 use super::store::{filter_sql, fts_any_query, item_from_row, ITEM_COLUMNS};
 use super::{MemoryFilter, MemoryStore};
-use crate::contracts::{now_ms, MemoryEntry};
 use crate::config::MemoryConfig;
+use crate::contracts::{now_ms, MemoryEntry};
 use crate::llm::{LlmError, ModelClient};
 use crate::store::StoreError;
 use rusqlite::types::Value;
