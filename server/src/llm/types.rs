@@ -41,11 +41,14 @@ pub struct ChatRequest {
     pub json_schema: Option<serde_json::Value>,
     /// Cap on reply tokens; `None` = the role's `max_output_tokens`.
     pub max_tokens: Option<u32>,
+    /// Interactive (someone waits) or background (runs when idle, yields at once).
+    pub priority: super::gate::Priority,
 }
 
 impl ChatRequest {
+    /// An interactive request for `role`'s model.
     pub fn new(role: ModelRole, messages: Vec<ChatMessage>) -> Self {
-        Self { role, messages, json_schema: None, max_tokens: None }
+        Self { role, messages, json_schema: None, max_tokens: None, priority: Default::default() }
     }
 }
 
