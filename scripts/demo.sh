@@ -2,8 +2,8 @@
 # Sets everything up and runs the main job: builds tinycoder, starts the real
 # model test bed, checks the setup with `tinycoder doctor`, and streams a reply
 # from the coder model with `tinycoder chat` about a failing test in
-# tests/fixtures/python-failing. (The agent that turns this into a patch lands
-# with the agent issue; see README.)
+# tests/fixtures/python-failing. (tinycoder does not yet turn this into a patch:
+# the agent loop is not part of this version; see README.)
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"

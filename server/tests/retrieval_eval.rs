@@ -37,7 +37,7 @@ const STDLIB_PARTS: &[&str] = &[
     "string.py",
     "glob.py",
 ];
-/// Measured on this commit: see the report; the floor leaves a small margin below it.
+/// Measured on this commit (docs/benchmarks.md); the floor leaves a small margin below it.
 const MIN_RECALL_AT_1: f64 = 0.5;
 const MIN_RECALL_AT_5: f64 = 0.8;
 
