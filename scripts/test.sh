@@ -30,6 +30,10 @@ eval "$(scripts/testbed.sh up)"
 wait "$build_pid" || { log "ERROR: the build failed"; exit 1; }
 log "setup done in $((SECONDS - t0)) s; running tests"
 
+# The `bench fix` corpus: every task fails as shipped and passes with its fix.
+python3 tests/bench/check_corpus.py
+python3 -m pytest -q -p no:cacheprovider tests/bench
+
 # Tests that need a model server fail (never skip) when it is down.
 export TINYCODER_REQUIRE_TESTBED=1
 cargo test --release --workspace "$@"

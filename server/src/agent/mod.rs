@@ -1,1 +1,43 @@
-//! The runtime loop (router, coder, critic, checks). Never imports `lsp`.
+//! The agent: the runtime loop and the parts it drives. It turns a failing
+//! test, a diagnostic or an instruction into a patch that passed the project's
+//! tests in a shadow workspace.
+//!
+//! Start reading at [`Runtime::run`] (`runtime.rs`), then the router
+//! (`router.rs`, a pure function from the task's state to the next
+//! [`ExecutionDirective`](crate::contracts::ExecutionDirective)), then the steps
+//! (`steps.rs`). `target.rs` finds the file a fix edits; `coder.rs` builds the
+//! coder's prompt; `critic.rs` and `memory_step.rs` judge and remember.
+//!
+//! Architecture Invariant: this module never imports `lsp` or `cli`; both are
+//! adapters over it. Only the runtime loop changes a task's state; the router,
+//! the target ranking, the edit parsing and the memory policy are pure.
+
+mod coder;
+mod critic;
+mod env;
+mod error;
+mod memory_step;
+mod progress;
+mod report;
+mod request;
+mod router;
+mod runtime;
+mod state;
+mod steps;
+pub mod target;
+
+pub use env::{read_workspace_file, AgentEnv, DiskSources, SourceView};
+pub use error::AgentError;
+pub use memory_step::MemoryContext;
+pub use progress::describe_event;
+pub use report::{ReportStatus, TaskReport};
+pub use request::{AgentRequest, Location, TaskOptions};
+pub use router::{next_directive, RouterLimits};
+pub use runtime::Runtime;
+pub use state::{AttemptRecord, AttemptResult, CriticOutcome, Target, TaskProgress, TestSummary};
+pub use steps::run_tests;
+
+#[cfg(test)]
+mod scripted_model;
+#[cfg(test)]
+mod tests;

@@ -3,6 +3,9 @@
 //!
 //! stdout carries results (and, for `lsp`, the protocol); logs go to stderr.
 
+mod agent_cmd;
+mod ask;
+mod bench;
 mod chat;
 mod config_cmd;
 mod doctor;
@@ -33,6 +36,16 @@ pub struct Cli {
 pub enum Command {
     /// Run the language server over stdio.
     Lsp(lsp::Args),
+    /// Fix a failing test or an error: the first failing test, or FILE[:LINE] with --message.
+    Fix(agent_cmd::FixArgs),
+    /// Change FILE[:START-END] as an instruction says, checked by the project's tests.
+    Edit(agent_cmd::EditArgs),
+    /// Continue tasks an earlier run left unfinished, from their checkpoints.
+    Resume(agent_cmd::ResumeArgs),
+    /// Answer a question from the project's code, citing file:line (never writes).
+    Ask(ask::Args),
+    /// Measure the agent on a corpus of small buggy projects.
+    Bench(bench::Args),
     /// Stream a chat reply from the coder model.
     Chat(chat::Args),
     /// Print the effective configuration and where each value came from.
@@ -89,6 +102,20 @@ impl CliContext {
         Ok(Self { workspace, loaded })
     }
 
+    /// The prompt templates: built in, or from `prompts.dir` (relative to the workspace).
+    pub fn prompts(&self) -> anyhow::Result<crate::config::PromptLibrary> {
+        let dir = self.loaded.config.prompts.dir.trim();
+        let dir = (!dir.is_empty()).then(|| {
+            let p = PathBuf::from(dir);
+            if p.is_relative() {
+                self.workspace.join(p)
+            } else {
+                p
+            }
+        });
+        Ok(crate::config::PromptLibrary::load(dir.as_deref())?)
+    }
+
     /// Per-workspace cache and data directories.
     pub fn paths(&self) -> crate::paths::WorkspacePaths {
         crate::paths::WorkspacePaths::new(&self.workspace, &self.loaded.config.store.dir)
@@ -125,6 +152,11 @@ pub fn main() -> ExitCode {
     let result = runtime.block_on(async move {
         match cli.command {
             Command::Lsp(a) => lsp::run(a, workspace).await,
+            Command::Fix(a) => agent_cmd::run_fix(a, workspace).await,
+            Command::Edit(a) => agent_cmd::run_edit(a, workspace).await,
+            Command::Resume(a) => agent_cmd::run_resume(a, workspace).await,
+            Command::Ask(a) => ask::run(a, workspace).await,
+            Command::Bench(a) => bench::run(a, workspace).await,
             Command::Chat(a) => chat::run(a, workspace).await,
             Command::Config(a) => config_cmd::run(a, workspace).await,
             Command::Doctor(a) => doctor::run(a, workspace).await,

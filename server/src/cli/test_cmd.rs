@@ -40,6 +40,7 @@ fn print_report(report: &TestReport) {
         eprintln!("warning: sandbox mechanism `{}` not enforced: {}", m.name, m.detail);
     }
     println!("$ {}", report.command);
+    println!("  (chosen because: {})", report.why);
     for f in &report.failures {
         let loc = if f.file.is_empty() { "<unknown>".to_string() } else { format!("{}:{}", f.file, f.line) };
         println!("{loc}: [{}] {}", f.test, f.message.replace('\n', "\n    "));

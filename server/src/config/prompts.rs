@@ -36,6 +36,20 @@ prompts! {
     CONTEXT_REQUEST_DIAGNOSTIC = "context_request_diagnostic" ["path", "line", "message"];
     CONTEXT_REQUEST_SELECTION = "context_request_selection" ["path", "lines", "instruction"];
     CONTEXT_REQUEST_QUESTION = "context_request_question" ["question"];
+    CODER_SYSTEM = "coder_system" [];
+    CODER_REQUEST_FIX = "coder_request_fix" ["problem", "path", "format_rules"];
+    CODER_REQUEST_EDIT = "coder_request_edit" ["path", "lines", "instruction", "format_rules"];
+    CODER_PROBLEM_TEST = "coder_problem_test" ["test", "message"];
+    CODER_PROBLEM_DIAGNOSTIC = "coder_problem_diagnostic" ["path", "line", "message"];
+    CODER_FEEDBACK = "coder_feedback" ["attempt", "error", "path"];
+    EDIT_FORMAT_WHOLE_SYMBOL = "edit_format_whole_symbol" ["language"];
+    EDIT_FORMAT_WHOLE_FILE = "edit_format_whole_file" ["path", "language"];
+    EDIT_FORMAT_SEARCH_REPLACE = "edit_format_search_replace" ["path"];
+    EDIT_FORMAT_JSON_SYMBOL = "edit_format_json_symbol" ["language"];
+    CRITIC_SYSTEM = "critic_system" [];
+    CRITIC_REQUEST = "critic_request" ["request", "tests", "diff"];
+    MEMORY_ERROR_FIX = "memory_error_fix" ["message", "path", "symbols", "change"];
+    ASK_REQUEST = "ask_request" ["question"];
 }
 
 /// A template that cannot be loaded or rendered.

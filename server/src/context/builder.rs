@@ -67,6 +67,8 @@ pub enum SectionKind {
     Memory,
     RepoMap,
     FolderSummaries,
+    /// What a request rests on besides the code (a failing test, its output); pinned by the caller.
+    Evidence,
 }
 
 /// One part of the assembled context.
@@ -90,6 +92,7 @@ pub struct BudgetBreakdown {
     pub code: usize,
     pub memory: usize,
     pub repo_map: usize,
+    pub evidence: usize,
     /// Tokens of the whole rendered prompt (counted as one text).
     pub total: usize,
     /// Whether the counts came from the model's tokenizer.
@@ -153,6 +156,29 @@ pub enum ContextError {
     DoesNotFit { needed: usize, available: usize, num_ctx: usize, role: ModelRole },
 }
 
+/// What a caller adds to or changes in a context (the agent's coder calls).
+#[derive(Debug, Clone, Default)]
+pub struct ContextExtras {
+    /// Replaces the system prompt.
+    pub system: Option<String>,
+    /// Replaces the rendered request (the search query stays the request's own words).
+    pub request: Option<String>,
+    /// Sections shown after the code (a failing test, its output), dropped only after the repo map.
+    pub evidence: Vec<ContextSection>,
+    /// The primary file's current text (e.g. an unsaved buffer) instead of the index's copy.
+    pub primary_text: Option<String>,
+    /// Tokens kept free on top of the reserved output (e.g. feedback added to the prompt later).
+    pub reserve_tokens: usize,
+    /// Leave out the repo map and folder summaries (a coder sees one file).
+    pub without_repo_map: bool,
+    /// Put the request after everything else (small models follow the last instruction best).
+    pub request_last: bool,
+    /// Files whose symbols are not offered as related code (e.g. the tests themselves).
+    pub exclude_related: Vec<String>,
+    /// Definitions already shown by the caller (path, 1-based first line): not repeated as related code.
+    pub shown: Vec<(String, usize)>,
+}
+
 /// Builds contexts from the index, prompts, memory and configuration.
 pub struct ContextBuilder<'a> {
     pub index: &'a WorkspaceIndex,
@@ -176,13 +202,23 @@ struct Primary {
 impl ContextBuilder<'_> {
     /// Builds the context of `req` within the budget of its role's model (see the module doc for the drop order).
     pub async fn build(&self, req: &ContextRequest) -> Result<BuiltContext, ContextError> {
-        let budget = TokenBudget::for_role(self.config, req.role);
+        self.build_with(req, &ContextExtras::default()).await
+    }
+
+    /// [`ContextBuilder::build`] with a caller's additions and changes.
+    pub async fn build_with(&self, req: &ContextRequest, extras: &ContextExtras) -> Result<BuiltContext, ContextError> {
+        let mut budget = TokenBudget::for_role(self.config, req.role);
+        budget.reserved_output += extras.reserve_tokens;
         let b = &self.config.budget;
-        let system = self.prompts.render(PromptId::CONTEXT_SYSTEM, &[])?;
+        let system = match &extras.system {
+            Some(s) => s.clone(),
+            None => self.prompts.render(PromptId::CONTEXT_SYSTEM, &[])?,
+        };
         let (request, query, path, focus) = self.request_text(req)?;
+        let request = extras.request.clone().unwrap_or(request);
         let mut sections = vec![section(SectionKind::System, "", system), section(SectionKind::Request, "", request)];
         let primary = match &path {
-            Some(p) => Some(self.primary(p, focus)?),
+            Some(p) => Some(self.primary(p, focus, extras.primary_text.as_deref())?),
             None => None,
         };
         let mut focus_ids = identifiers_in(&query);
@@ -203,7 +239,8 @@ impl ContextBuilder<'_> {
                 break;
             }
             let overlaps = primary.as_ref().is_some_and(|p| p.path == h.path);
-            if overlaps || h.symbol.is_empty() {
+            let shown = extras.shown.iter().any(|(p, l)| *p == h.path && (h.start_line..=h.end_line).contains(l));
+            if overlaps || shown || h.symbol.is_empty() || extras.exclude_related.contains(&h.path) {
                 continue;
             }
             let what =
@@ -212,6 +249,7 @@ impl ContextBuilder<'_> {
             sections.push(section(SectionKind::Related, &title, trim_lines(&h.body, 60)));
             related += 1;
         }
+        sections.extend(extras.evidence.iter().cloned());
         // Memory, capped by its own budget.
         let mut mem_used = 0;
         for m in self.memory.relevant(&query, b.memory_entries as usize).await {
@@ -223,18 +261,26 @@ impl ContextBuilder<'_> {
             sections.push(section(SectionKind::Memory, "Remembered:", m));
         }
         // Repo map and folder summaries.
-        let focus = RepoMapFocus { files: path.iter().cloned().collect(), identifiers: focus_ids };
-        let map = self.index.repo_map(&focus);
-        let est = self.counter.estimator();
-        let count = |s: &str| est.estimate(s);
-        let folder_budget = b.folder_summary_tokens as usize;
-        let files_text = map.render_files((b.repo_map_tokens as usize).saturating_sub(folder_budget), &count);
-        if !files_text.is_empty() {
-            sections.push(section(SectionKind::RepoMap, "Repository map:", files_text));
+        if !extras.without_repo_map {
+            let focus = RepoMapFocus { files: path.iter().cloned().collect(), identifiers: focus_ids };
+            let map = self.index.repo_map(&focus);
+            let est = self.counter.estimator();
+            let count = |s: &str| est.estimate(s);
+            let folder_budget = b.folder_summary_tokens as usize;
+            let files_text = map.render_files((b.repo_map_tokens as usize).saturating_sub(folder_budget), &count);
+            if !files_text.is_empty() {
+                sections.push(section(SectionKind::RepoMap, "Repository map:", files_text));
+            }
+            let folders = map.render_folders(folder_budget, &count);
+            if !folders.is_empty() {
+                sections.push(section(SectionKind::FolderSummaries, "Folders:", folders));
+            }
         }
-        let folders = map.render_folders(folder_budget, &count);
-        if !folders.is_empty() {
-            sections.push(section(SectionKind::FolderSummaries, "Folders:", folders));
+        if extras.request_last {
+            if let Some(i) = sections.iter().position(|s| s.kind == SectionKind::Request) {
+                let request = sections.remove(i);
+                sections.push(request);
+            }
         }
         self.fit(sections, budget, primary.as_ref(), req.role).await
     }
@@ -282,6 +328,9 @@ impl ContextBuilder<'_> {
             } else if has(SectionKind::Outline, &sections) {
                 sections.retain(|s| s.kind != SectionKind::Outline);
                 dropped.push("outline".into());
+            } else if let Some(i) = sections.iter().rposition(|s| s.kind == SectionKind::Evidence) {
+                dropped.push(format!("evidence {}", sections[i].title));
+                sections.remove(i);
             } else if let (Some(p), Some((a, z))) = (primary, window.filter(|(a, z)| z >= a)) {
                 if z > a {
                     // Halve the window around the focus line until it fits.
@@ -319,6 +368,7 @@ impl ContextBuilder<'_> {
                 SectionKind::Code | SectionKind::Outline | SectionKind::Related => breakdown.code += n,
                 SectionKind::Memory => breakdown.memory += n,
                 SectionKind::RepoMap | SectionKind::FolderSummaries => breakdown.repo_map += n,
+                SectionKind::Evidence => breakdown.evidence += n,
             }
         }
         breakdown.total = self.counter.count(&render(sections.iter())).await.0;
@@ -351,10 +401,13 @@ impl ContextBuilder<'_> {
         })
     }
 
-    fn primary(&self, path: &str, focus: (usize, usize)) -> Result<Primary, ContextError> {
+    fn primary(&self, path: &str, focus: (usize, usize), text: Option<&str>) -> Result<Primary, ContextError> {
         let rel = crate::index::walk::relative(self.index.root(), &self.index.root().join(path))
             .unwrap_or_else(|| path.to_string());
-        let text = self.index.file_text(&rel).ok_or_else(|| ContextError::NoSuchFile { path: path.to_string() })?;
+        let text: std::sync::Arc<str> = match text {
+            Some(t) => t.into(),
+            None => self.index.file_text(&rel).ok_or_else(|| ContextError::NoSuchFile { path: path.to_string() })?,
+        };
         let lines: Vec<String> = text.lines().map(str::to_string).collect();
         let outline = (lines.len() > self.config.budget.large_file_lines as usize)
             .then(|| outline_of(&rel, &lines, &self.config.index));

@@ -13,7 +13,7 @@ mod line_index;
 
 pub use budget::{TokenBudget, TokenCounter, TokenEstimator};
 pub use builder::{
-    BudgetBreakdown, BuiltContext, ContextBuilder, ContextError, ContextRequest, ContextSection, MemorySource,
-    NoMemory, RequestKind, SectionKind, StaticMemory,
+    BudgetBreakdown, BuiltContext, ContextBuilder, ContextError, ContextExtras, ContextRequest, ContextSection,
+    MemorySource, NoMemory, RequestKind, SectionKind, StaticMemory,
 };
 pub use line_index::{FileOutline, OutlineEntry};

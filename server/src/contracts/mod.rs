@@ -4,6 +4,10 @@
 //! and std), so `store`, `memory`, `sandbox` and `agent` may all use it without a
 //! cycle. Architecture Invariant: nothing here may `use crate::...`.
 
+mod directive;
+
+pub use directive::{CoderMode, CoderRequest, DirectiveType, ExecutionDirective, ToolCall, ToolResult, UserTask};
+
 use serde::{Deserialize, Serialize};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -278,7 +282,7 @@ pub struct MemoryEntry {
 }
 
 /// The critic's judgement of a result (all scores 0..1); a signal, not a command.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CriticScore {
     pub correctness: f32,
     pub usefulness: f32,

@@ -1,1 +1,30 @@
-//! Parsing model output into edits, applying them with tolerant matching, diffs.
+//! From a model's reply to a checked new file text and a patch.
+//!
+//! Small models are bad at reproducing text exactly, so every format here is
+//! forgiving where it can be and precise where it cannot: fences and chatter are
+//! stripped ([`fence`]), whole symbols are matched by their tree-sitter name
+//! ([`symbol_edit`]), search/replace blocks match with whitespace and indentation
+//! tolerance and say "did you mean" on a miss ([`search_replace`]). Every result
+//! must parse with no new syntax errors ([`check`]) before anything runs it, and
+//! diffs come from `similar` ([`patch`]).
+//!
+//! Start reading at [`apply_reply`]. Architecture Invariant: pure functions of
+//! text, no I/O, no model calls; the agent decides what to do with an
+//! [`EditError`] (its message is written to be fed back to the model).
+
+mod check;
+mod error;
+pub mod fence;
+mod format;
+mod patch;
+mod search_replace;
+mod symbol_edit;
+mod whole_file;
+
+pub use check::{check_syntax, new_syntax_errors};
+pub use error::EditError;
+pub use format::{apply_reply, EditFormat, EditOutcome, JsonSymbolReply};
+pub use patch::{unified_diff, FileChange, Patch};
+pub use search_replace::{apply_search_replace, parse_search_replace, SearchReplace};
+pub use symbol_edit::{apply_symbol_edits, apply_symbol_edits_across, changed_symbols, is_test_path, SymbolEdit};
+pub use whole_file::apply_whole_file;

@@ -119,6 +119,7 @@ pub async fn execute(backend: &Backend, name: &str, args: Vec<Value>) -> Result<
             let cancelled = backend.jobs().cancel(&id);
             Ok(Some(json!({ "jobId": id, "cancelled": cancelled })))
         }
+        CommandId::Fix => super::agent_flow::fix(backend, &args).await,
         CommandId::RunTests => super::flows::run_tests(backend).await,
         CommandId::Index => super::flows::index(backend).await,
         CommandId::Tasks => super::flows::tasks(backend, &args).await,

@@ -43,17 +43,9 @@ pub async fn run_tests(backend: &Backend) -> Result<Option<Value>> {
     if cancel.is_cancelled() {
         return Err(Error::request_cancelled());
     }
+    tracing::info!(command = %report.command, why = %report.why, passed = report.passed, "test run");
 
-    let by_file = diagnostics_by_file(&paths.root, &report.failures);
-    let published: HashSet<String> = by_file.keys().map(|u| u.as_str().to_string()).collect();
-    for stale in backend.replace_test_diagnostic_uris(published) {
-        if let Ok(uri) = stale.parse::<Uri>() {
-            backend.client().publish_diagnostics(uri, Vec::new(), None).await;
-        }
-    }
-    for (uri, diags) in by_file {
-        backend.client().publish_diagnostics(uri, diags, None).await;
-    }
+    publish_test_report(&backend.flow_handles(), &paths.root, &report).await;
     let summary = if report.passed {
         format!("tests passed: `{}` in {:.1} s", report.command, report.duration.as_secs_f64())
     } else {
@@ -70,6 +62,27 @@ pub async fn run_tests(backend: &Backend) -> Result<Option<Value>> {
         })).collect::<Vec<_>>(),
         "outputTail": report.output_tail,
     })))
+}
+
+/// Publishes a test run's failures as diagnostics at their lines and clears
+/// those of files that no longer fail.
+pub async fn publish_test_report(h: &super::agent_flow::FlowHandles, root: &Path, report: &crate::sandbox::TestReport) {
+    let by_file = diagnostics_by_file(root, &report.failures);
+    let published: HashSet<String> = by_file.keys().map(|u| u.as_str().to_string()).collect();
+    let stale: Vec<String> = match h.test_diagnostics.lock() {
+        Ok(mut current) => {
+            let stale = current.difference(&published).cloned().collect();
+            *current = published;
+            stale
+        }
+        Err(_) => Vec::new(),
+    };
+    for uri in stale.iter().filter_map(|s| s.parse::<Uri>().ok()) {
+        h.client.publish_diagnostics(uri, Vec::new(), None).await;
+    }
+    for (uri, diags) in by_file {
+        h.client.publish_diagnostics(uri, diags, None).await;
+    }
 }
 
 /// Failures grouped into diagnostics per file; failures without a file or line are

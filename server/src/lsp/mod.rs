@@ -4,6 +4,7 @@
 //! live in [`documents::DocumentStore`], code actions in [`code_actions`],
 //! commands in [`commands`], progress and cancellation in [`progress`], chat in [`chat`].
 
+pub mod agent_flow;
 pub mod chat;
 mod chat_flow;
 pub mod code_actions;
@@ -12,6 +13,7 @@ pub mod convert;
 pub mod documents;
 pub mod flows;
 mod indexing;
+pub mod patch_edit;
 pub mod progress;
 mod resume;
 pub mod server;

@@ -77,6 +77,22 @@ enum ProgressEvent {
     Report { message: String, percentage: Option<u32> },
 }
 
+/// A cloneable way to report on a job from another task (the progress ends once the handle and every sender are gone).
+#[derive(Clone)]
+pub struct ProgressSender {
+    tx: Option<mpsc::UnboundedSender<ProgressEvent>>,
+}
+
+impl ProgressSender {
+    /// Reports a step.
+    pub fn report(&self, message: impl Into<String>, percentage: Option<u32>) {
+        if let Some(tx) = &self.tx {
+            let _ =
+                tx.send(ProgressEvent::Report { message: message.into(), percentage: percentage.map(|p| p.min(100)) });
+        }
+    }
+}
+
 /// A job's handle: report progress (non-blocking), watch for cancellation; dropping it ends the progress.
 pub struct ProgressHandle {
     id: String,
@@ -105,6 +121,11 @@ impl ProgressHandle {
     /// The job's cancellation token.
     pub fn cancel_token(&self) -> CancellationToken {
         self.cancel.clone()
+    }
+
+    /// A sender for reports from another task.
+    pub fn sender(&self) -> ProgressSender {
+        ProgressSender { tx: self.tx.clone() }
     }
 
     /// Reports a step, with a percentage (0–100) where known.

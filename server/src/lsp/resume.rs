@@ -1,8 +1,7 @@
 //! At start-up, tasks that did not finish in an earlier run are put to the user
-//! (`window/showMessageRequest`) instead of being resumed or failed silently.
-//! Until the agent runtime lands there is nothing in the server that can resume
-//! them, so the choice is to keep them (for `tinycoder` in a terminal) or to end
-//! them as failed with a reason; either way none is left unexplained.
+//! (`window/showMessageRequest`) instead of being resumed or failed silently:
+//! resume them from their last checkpoint (their patch comes back as any other),
+//! or end them as failed with a reason; either way none is left unexplained.
 
 use super::server::Backend;
 use crate::store::EventBus;
@@ -11,13 +10,14 @@ use tower_lsp_server::ls_types::{MessageActionItem, MessageType};
 /// The action that ends the unfinished tasks as failed.
 pub const MARK_FAILED: &str = "Mark as failed";
 /// The action that leaves them as they are.
-pub const KEEP: &str = "Keep";
+pub const KEEP: &str = "Resume";
 
 impl Backend {
     /// Looks for unfinished tasks off the handler (store opened on a blocking thread) and asks the user.
     pub(super) fn ask_about_unfinished_tasks(&self) {
         let Ok(open) = self.store_opener() else { return };
         let client = self.client.clone();
+        let launcher = self.launcher();
         tokio::spawn(async move {
             let opened = tokio::task::spawn_blocking(open).await;
             let store = match opened {
@@ -40,8 +40,8 @@ impl Backend {
                 .collect();
             let more = if tasks.len() > 3 { format!(" and {} more", tasks.len() - 3) } else { String::new() };
             let message = format!(
-                "tinycoder: {} task(s) did not finish in an earlier run: {}{more}. Keep them (they can resume \
-                 from their last checkpoint) or mark them as failed?",
+                "tinycoder: {} task(s) did not finish in an earlier run: {}{more}. Resume them from their \
+                 last checkpoint, or mark them as failed?",
                 tasks.len(),
                 names.join(", ")
             );
@@ -49,8 +49,15 @@ impl Backend {
                 .map(|title| MessageActionItem { title: title.to_string(), properties: Default::default() })
                 .to_vec();
             let answer = client.show_message_request(MessageType::WARNING, message, Some(actions)).await;
+            if matches!(answer, Ok(Some(ref item)) if item.title == KEEP) {
+                tracing::info!(count = tasks.len(), "resuming unfinished tasks");
+                return match launcher {
+                    Ok(l) => l.resume_all(tasks, bus.store().clone()),
+                    Err(e) => tracing::warn!("unfinished tasks not resumed: {}", e.message),
+                };
+            }
             if !matches!(answer, Ok(Some(ref item)) if item.title == MARK_FAILED) {
-                return tracing::info!(count = tasks.len(), "unfinished tasks kept");
+                return tracing::info!(count = tasks.len(), "unfinished tasks left as they are");
             }
             for t in tasks {
                 let reason =

@@ -63,7 +63,9 @@ pub struct Backend {
     pub(super) jobs: JobRegistry,
     pub(super) chats: Mutex<ChatSessions>,
     /// URIs that carry tinycoder test diagnostics now (cleared by a later green run).
-    pub(super) test_diagnostics: Mutex<HashSet<String>>,
+    pub(super) test_diagnostics: Arc<Mutex<HashSet<String>>>,
+    /// What the client can do with workspace edits (from `initialize`).
+    pub(super) edit_support: RwLock<super::agent_flow::EditSupport>,
     /// The workspace's SQLite store, opened on first use (never on the keystroke path).
     pub(super) store: Arc<Mutex<Option<crate::store::Store>>>,
     /// The workspace index, opened in the background after `initialized`.
@@ -169,7 +171,8 @@ impl Backend {
             progress_supported: AtomicBool::new(false),
             jobs: JobRegistry::default(),
             chats: Mutex::new(ChatSessions::default()),
-            test_diagnostics: Mutex::new(HashSet::new()),
+            test_diagnostics: Arc::new(Mutex::new(HashSet::new())),
+            edit_support: RwLock::new(Default::default()),
             store: Arc::new(Mutex::new(None)),
             index: Arc::new(std::sync::OnceLock::new()),
             index_open: Arc::new(Mutex::new(())),
@@ -215,12 +218,17 @@ impl Backend {
             .collect()
     }
 
-    /// Records the URIs that now carry test diagnostics; returns those that no longer do.
-    pub(super) fn replace_test_diagnostic_uris(&self, now: HashSet<String>) -> Vec<String> {
-        let Ok(mut current) = self.test_diagnostics.lock() else { return Vec::new() };
-        let stale = current.difference(&now).cloned().collect();
-        *current = now;
-        stale
+    /// Owned handles for a background task (client, documents, jobs, diagnostics, capabilities).
+    pub(super) fn flow_handles(&self) -> super::agent_flow::FlowHandles {
+        super::agent_flow::FlowHandles {
+            client: self.client.clone(),
+            docs: self.docs.clone(),
+            jobs: self.jobs.clone(),
+            test_diagnostics: self.test_diagnostics.clone(),
+            encoding: self.encoding(),
+            progress: self.progress_supported(),
+            edits: self.edit_support.read().map(|e| *e).unwrap_or_default(),
+        }
     }
 
     /// The workspace store, opened on first use.
@@ -308,6 +316,20 @@ impl LanguageServer for Backend {
         }
         let progress = params.capabilities.window.as_ref().and_then(|w| w.work_done_progress).unwrap_or(false);
         self.progress_supported.store(progress, Ordering::Relaxed);
+        let edit = params.capabilities.workspace.as_ref().and_then(|w| w.workspace_edit.as_ref());
+        let support = super::agent_flow::EditSupport {
+            document_changes: edit.and_then(|e| e.document_changes).unwrap_or(false),
+            change_annotations: edit.and_then(|e| e.change_annotation_support.as_ref()).is_some(),
+            show_document: params
+                .capabilities
+                .window
+                .as_ref()
+                .and_then(|w| w.show_document.as_ref())
+                .is_some_and(|s| s.support),
+        };
+        if let Ok(mut e) = self.edit_support.write() {
+            *e = support;
+        }
         let folder = params
             .workspace_folders
             .as_ref()

@@ -20,7 +20,7 @@ pub enum TestFramework {
     Custom,
 }
 
-/// A test command: program, arguments, and how to read its output.
+/// A test command: program, arguments, how to read its output, and why it was chosen.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct TestCommand {
     /// Program name.
@@ -29,6 +29,8 @@ pub struct TestCommand {
     pub args: Vec<String>,
     /// Framework (parser choice).
     pub framework: TestFramework,
+    /// Why this command, in words (e.g. "conftest.py at the root").
+    pub why: String,
 }
 
 impl TestCommand {
@@ -37,6 +39,10 @@ impl TestCommand {
         std::iter::once(self.program.as_str()).chain(self.args.iter().map(String::as_str)).collect::<Vec<_>>().join(" ")
     }
 }
+
+/// Folders never searched for test files (virtual envs, caches, build output, VCS).
+const SKIPPED_DIRS: [&str; 10] =
+    ["node_modules", "target", "venv", ".venv", "env", "__pycache__", "site-packages", "build", "dist", ".tox"];
 
 /// Detects the test command for `root`; a non-empty `override_cmd` (config `sandbox.test_command`) wins.
 pub fn detect_test_command(root: &Path, override_cmd: &str) -> Result<TestCommand, SandboxError> {
@@ -56,7 +62,12 @@ pub fn detect_test_command(root: &Path, override_cmd: &str) -> Result<TestComman
         } else {
             TestFramework::Custom
         };
-        return Ok(TestCommand { program: program.clone(), args: args.to_vec(), framework });
+        return Ok(TestCommand {
+            program: program.clone(),
+            args: args.to_vec(),
+            framework,
+            why: "sandbox.test_command is set".into(),
+        });
     }
     let words = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
     if root.join("Cargo.toml").is_file() {
@@ -64,23 +75,25 @@ pub fn detect_test_command(root: &Path, override_cmd: &str) -> Result<TestComman
             program: "cargo".into(),
             args: words(&["test", "--no-fail-fast", "--color", "never"]),
             framework: TestFramework::Cargo,
+            why: "Cargo.toml at the root".into(),
         });
     }
-    let python_markers = ["pyproject.toml", "setup.py", "setup.cfg", "pytest.ini", "tox.ini", "requirements.txt"];
-    let has_py = python_markers.iter().any(|m| root.join(m).is_file()) || has_python_tests(root);
-    if has_py {
+    if let Some(why) = python_evidence(root) {
         let python = python_program();
         if python_has_pytest(&python) {
             return Ok(TestCommand {
                 program: python,
                 args: words(&["-m", "pytest", "-rfE", "--tb=long", "-p", "no:cacheprovider", "--color=no"]),
                 framework: TestFramework::Pytest,
+                why,
             });
         }
+        let why = format!("{why}; pytest is not installed for {python}, so unittest runs them");
         return Ok(TestCommand {
             program: python,
             args: words(&["-m", "unittest", "discover", "-v"]),
             framework: TestFramework::Unittest,
+            why,
         });
     }
     if root.join("package.json").is_file() {
@@ -88,23 +101,49 @@ pub fn detect_test_command(root: &Path, override_cmd: &str) -> Result<TestComman
             program: "npm".into(),
             args: words(&["test", "--silent"]),
             framework: TestFramework::Npm,
+            why: "package.json at the root".into(),
         });
     }
     Err(SandboxError::NoTestCommand(root.to_path_buf()))
 }
 
-fn has_python_tests(root: &Path) -> bool {
-    // pytest's own discovery: test_*.py or *_test.py at the top level, or a tests/ folder.
+/// Why `root` looks like a Python project with tests, if it does.
+fn python_evidence(root: &Path) -> Option<String> {
+    for marker in ["pytest.ini", "conftest.py", "tox.ini"] {
+        if root.join(marker).is_file() {
+            return Some(format!("{marker} at the root"));
+        }
+    }
+    let setup_cfg = root.join("setup.cfg");
+    if std::fs::read_to_string(&setup_cfg).is_ok_and(|t| t.contains("[tool:pytest]")) {
+        return Some("setup.cfg with [tool:pytest]".into());
+    }
+    if let Some(test) = first_python_test(root) {
+        return Some(format!("test files such as {test}"));
+    }
+    ["pyproject.toml", "setup.py", "setup.cfg", "requirements.txt"]
+        .iter()
+        .find(|m| root.join(m).is_file())
+        .map(|m| format!("{m} at the root"))
+}
+
+/// The first `test_*.py` or `*_test.py` under `root` (ignored and tooling folders skipped), relative.
+fn first_python_test(root: &Path) -> Option<String> {
     let is_test_file = |name: &str| name.ends_with(".py") && (name.starts_with("test_") || name.ends_with("_test.py"));
-    let top_level = std::fs::read_dir(root)
-        .map(|rd| rd.flatten().any(|e| is_test_file(&e.file_name().to_string_lossy())))
-        .unwrap_or(false);
-    top_level
-        || ["tests", "test"].iter().any(|d| {
-            std::fs::read_dir(root.join(d))
-                .map(|rd| rd.flatten().any(|e| e.file_name().to_string_lossy().ends_with(".py")))
-                .unwrap_or(false)
+    let walk = ignore::WalkBuilder::new(root)
+        .max_depth(Some(6))
+        .filter_entry(|e| {
+            let name = e.file_name().to_string_lossy();
+            !(e.file_type().is_some_and(|t| t.is_dir()) && SKIPPED_DIRS.contains(&name.as_ref()))
         })
+        .build();
+    let mut found: Vec<String> = walk
+        .flatten()
+        .filter(|e| e.file_type().is_some_and(|t| t.is_file()) && is_test_file(&e.file_name().to_string_lossy()))
+        .filter_map(|e| e.path().strip_prefix(root).ok().map(|p| p.to_string_lossy().replace('\\', "/")))
+        .collect();
+    found.sort();
+    found.into_iter().next()
 }
 
 fn python_program() -> String {
@@ -141,8 +180,45 @@ mod tests {
         std::fs::write(d.path().join("Cargo.toml"), "[package]").unwrap();
         let c = detect_test_command(d.path(), "").unwrap();
         assert_eq!((c.program.as_str(), c.framework), ("cargo", TestFramework::Cargo));
+        assert_eq!(c.why, "Cargo.toml at the root");
         let o = detect_test_command(d.path(), "python3 -m pytest -k 'a b'").unwrap();
         assert_eq!(o.args, vec!["-m", "pytest", "-k", "a b"]);
         assert_eq!(o.framework, TestFramework::Pytest);
+    }
+}
+
+#[cfg(test)]
+mod layouts {
+    use super::*;
+
+    fn layout(files: &[(&str, &str)]) -> tempfile::TempDir {
+        let d = tempfile::tempdir().unwrap();
+        for (path, text) in files {
+            let p = d.path().join(path);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        }
+        d
+    }
+
+    #[test]
+    fn python_layouts_as_projects_have_them() {
+        let cases: [(&[(&str, &str)], &str); 6] = [
+            (&[("conftest.py", ""), ("checks/test_money.py", "")], "conftest.py at the root"),
+            (&[("pytest.ini", "[pytest]\n"), ("src/a.py", "")], "pytest.ini at the root"),
+            (&[("tox.ini", "[tox]\n")], "tox.ini at the root"),
+            (&[("setup.cfg", "[metadata]\nname = x\n[tool:pytest]\n")], "setup.cfg with [tool:pytest]"),
+            (&[("pkg/core.py", ""), ("pkg/verify/core_test.py", "")], "test files such as pkg/verify/core_test.py"),
+            (&[("pyproject.toml", "[project]\n"), ("lib.py", "")], "pyproject.toml at the root"),
+        ];
+        for (files, why) in cases {
+            let d = layout(files);
+            let c = detect_test_command(d.path(), "").unwrap_or_else(|e| panic!("{files:?}: {e}"));
+            assert!(c.why.starts_with(why), "{files:?}: {}", c.why);
+            assert!(matches!(c.framework, TestFramework::Pytest | TestFramework::Unittest));
+        }
+        // Tests inside a virtual env or node_modules are not the project's.
+        let d = layout(&[(".venv/lib/test_x.py", ""), ("node_modules/a/test_y.py", ""), ("main.py", "")]);
+        assert!(detect_test_command(d.path(), "").is_err());
     }
 }

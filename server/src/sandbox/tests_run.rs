@@ -23,6 +23,8 @@ pub struct BufferOverlay {
 pub struct TestReport {
     /// The command that ran.
     pub command: String,
+    /// Why that command (project files found, or the configured one).
+    pub why: String,
     /// True when the command exited 0 (and was not killed).
     pub passed: bool,
     /// How the run ended.
@@ -111,6 +113,7 @@ pub async fn run_tests_in_shadow(
     }
     Ok(TestReport {
         command: cmd.display(),
+        why: cmd.why.clone(),
         passed: out.success(),
         end: out.end,
         failures,

@@ -108,6 +108,9 @@ pub fn next_status(current: TaskStatus, event: &RuntimeEvent) -> TaskStatus {
         EventType::TaskReceived => TaskStatus::Received,
         EventType::ContextBuilt => TaskStatus::Orchestrating,
         EventType::PlanCreated => TaskStatus::Planning,
+        EventType::ToolCalled if event.payload.get("tool").and_then(|t| t.as_str()) == Some("run_tests") => {
+            TaskStatus::Testing
+        }
         EventType::StepStarted | EventType::ToolCalled | EventType::CoderCalled | EventType::PermissionResolved => {
             TaskStatus::ExecutingStep
         }

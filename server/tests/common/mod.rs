@@ -76,3 +76,64 @@ pub async fn serial() -> tokio::sync::MutexGuard<'static, ()> {
     static LOCK: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
     LOCK.lock().await
 }
+
+/// The coder-class model the agent's end-to-end tests run (Qwen2.5-Coder 0.5B Instruct).
+pub const AGENT_MODEL: &str = "qwen2.5-coder:0.5b";
+
+/// Environment that points every role of a `tinycoder` process at the test bed's
+/// llama-server (`url`) with the agent model, and keeps its cache, data and
+/// user config inside `home`.
+pub fn agent_env(url: &str, home: &std::path::Path) -> Vec<(String, String)> {
+    let mut env = vec![
+        ("TINYCODER_CACHE_DIR".to_string(), home.join("cache").display().to_string()),
+        ("TINYCODER_DATA_DIR".to_string(), home.join("data").display().to_string()),
+        ("TINYCODER_CONFIG".to_string(), home.join("no-user-config.toml").display().to_string()),
+        ("TINYCODER_BACKEND__KIND".to_string(), "openai".to_string()),
+        ("TINYCODER_BACKEND__URL".to_string(), url.to_string()),
+        ("RUST_LOG".to_string(), "warn".to_string()),
+    ];
+    for role in ["PLANNER", "CODER", "CRITIC", "SUMMARIZER"] {
+        env.push((format!("TINYCODER_MODELS__{role}__NAME"), AGENT_MODEL.to_string()));
+    }
+    env
+}
+
+/// The same settings as `initializationOptions` for the language server.
+pub fn agent_init_options(url: &str) -> serde_json::Value {
+    let role = serde_json::json!({"name": AGENT_MODEL});
+    serde_json::json!({
+        "backend": {"kind": "openai", "url": url},
+        "models": {"planner": role, "coder": role, "critic": role, "summarizer": role}
+    })
+}
+
+/// Copies the fixture folder `name` (under the repository's tests/fixtures) to `dest`.
+pub fn copy_fixture(name: &str, dest: &std::path::Path) {
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures").join(name);
+    copy_dir(&src, dest);
+}
+
+fn copy_dir(src: &std::path::Path, dest: &std::path::Path) {
+    std::fs::create_dir_all(dest).expect("create the copy");
+    for entry in std::fs::read_dir(src).expect("read the fixture").flatten() {
+        let to = dest.join(entry.file_name());
+        if entry.file_type().expect("file type").is_dir() {
+            if entry.file_name() != "__pycache__" {
+                copy_dir(&entry.path(), &to);
+            }
+        } else {
+            std::fs::copy(entry.path(), &to).expect("copy a fixture file");
+        }
+    }
+}
+
+/// Runs pytest in `dir`; true when every test passes.
+pub fn pytest_passes(dir: &std::path::Path) -> bool {
+    std::process::Command::new("python3")
+        .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .current_dir(dir)
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false)
+}

@@ -154,8 +154,15 @@ impl LspClient {
         self.wait_response(id)
     }
 
-    /// `initialize` (+ `initialized`) offering `encodings` and the given initializationOptions.
+    /// `initialize` (+ `initialized`) offering `encodings` and the given initializationOptions,
+    /// as an editor that can preview annotated workspace edits and show documents.
     pub fn initialize(&mut self, encodings: &[&str], init_options: Value) -> Value {
+        self.initialize_with(encodings, init_options, true)
+    }
+
+    /// [`LspClient::initialize`]; `edit_previews = false` plays an editor without
+    /// versioned document changes and change annotations.
+    pub fn initialize_with(&mut self, encodings: &[&str], init_options: Value, edit_previews: bool) -> Value {
         let root = self._dirs.path().to_path_buf();
         let root_uri = format!("file://{}", root.display());
         let result = self
@@ -168,7 +175,12 @@ impl LspClient {
                     "initializationOptions": init_options,
                     "capabilities": {
                         "general": {"positionEncodings": encodings},
-                        "window": {"workDoneProgress": true},
+                        "window": {"workDoneProgress": true, "showDocument": {"support": edit_previews}},
+                        "workspace": {"applyEdit": true, "workspaceEdit": if edit_previews {
+                            json!({"documentChanges": true, "changeAnnotationSupport": {"groupsOnLabel": true}})
+                        } else {
+                            json!({})
+                        }},
                         "textDocument": {"codeAction": {"codeActionLiteralSupport": {"codeActionKind": {"valueSet": ["quickfix", "refactor.rewrite"]}}}}
                     }
                 }),
@@ -338,4 +350,40 @@ impl Rng {
 /// A `file://` URI for `name` under `root`.
 pub fn file_uri(root: &std::path::Path, name: &str) -> String {
     format!("file://{}/{}", root.display(), name)
+}
+
+/// Applies LSP text edits (positions in `enc`) to `text`, as an editor does.
+pub fn apply_text_edits(text: &str, edits: &[Value], enc: &str) -> String {
+    let offset = |line: u64, character: u64| -> usize {
+        let mut start = 0;
+        for _ in 0..line {
+            match text[start..].find('\n') {
+                Some(i) => start += i + 1,
+                None => return text.len(),
+            }
+        }
+        let mut counted = 0;
+        for (i, c) in text[start..].char_indices() {
+            if counted >= character as usize || c == '\n' {
+                return start + i;
+            }
+            counted += units(c, enc);
+        }
+        text.len()
+    };
+    let mut spans: Vec<(usize, usize, String)> = edits
+        .iter()
+        .map(|e| {
+            let r = &e["range"];
+            let a = offset(r["start"]["line"].as_u64().unwrap(), r["start"]["character"].as_u64().unwrap());
+            let b = offset(r["end"]["line"].as_u64().unwrap(), r["end"]["character"].as_u64().unwrap());
+            (a, b, e["newText"].as_str().unwrap().to_string())
+        })
+        .collect();
+    spans.sort_by(|x, y| y.0.cmp(&x.0));
+    let mut out = text.to_string();
+    for (a, b, t) in spans {
+        out.replace_range(a..b, &t);
+    }
+    out
 }

@@ -223,6 +223,13 @@ pub struct RuntimeConfig {
     pub max_steps: u32,
     pub parallel_edits: u32,
     pub structured_output_retries: u32,
+    pub edit_format: String,
+    pub whole_file_max_lines: u32,
+    pub failure_output_lines: u32,
+    pub feedback_tokens: u32,
+    pub critic: bool,
+    pub critic_fallback: String,
+    pub rerun_tests_after_apply: bool,
 }
 
 impl RuntimeConfig {
@@ -232,6 +239,17 @@ impl RuntimeConfig {
         }
         if self.parallel_edits == 0 {
             return Err(Invalid::new("runtime.parallel_edits", 0, "at least 1"));
+        }
+        const FORMATS: [&str; 5] = ["auto", "whole_symbol", "search_replace", "whole_file", "json_symbol"];
+        if !FORMATS.contains(&self.edit_format.as_str()) {
+            return Err(Invalid::new(
+                "runtime.edit_format",
+                &self.edit_format,
+                "one of auto, whole_symbol, search_replace, whole_file, json_symbol",
+            ));
+        }
+        if !["accept", "reject"].contains(&self.critic_fallback.as_str()) {
+            return Err(Invalid::new("runtime.critic_fallback", &self.critic_fallback, "\"accept\" or \"reject\""));
         }
         if self.step_timeout_s == 0 || self.task_timeout_s < self.step_timeout_s {
             return Err(Invalid::new(

@@ -13,7 +13,7 @@ pub use pytest::parse_pytest;
 pub use unittest::parse_unittest;
 
 /// One failure, located in the workspace where possible.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct TestFailure {
     /// Workspace-relative file ("" when unknown).
     pub file: String,

@@ -1,0 +1,277 @@
+//! The coder's call: its prompt (one file, one request, the failing test and
+//! its output, memory, the previous attempt's feedback), within the budget.
+
+use super::env::AgentEnv;
+use super::memory_step::MemoryContext;
+use super::request::AgentRequest;
+use super::state::{AttemptRecord, Target, TaskProgress, TestSummary};
+use crate::config::{ModelRole, PromptError, PromptId, PromptLibrary, RuntimeConfig};
+use crate::context::{
+    BuiltContext, ContextBuilder, ContextError, ContextExtras, ContextRequest, ContextSection, RequestKind,
+    SectionKind, TokenCounter,
+};
+use crate::edits::EditFormat;
+use crate::llm::{ChatMessage, ChatRequest, LlmError, TokenEstimator};
+use futures::StreamExt;
+use std::path::Path;
+use tokio_util::sync::CancellationToken;
+
+/// The edit format for `path` under `runtime.edit_format`; `other_files` says
+/// whether the coder may also change definitions in other files (only the
+/// symbol formats can).
+pub fn choose_format(config: &RuntimeConfig, path: &str, before: &str, other_files: bool) -> EditFormat {
+    if let Some(f) = EditFormat::parse(&config.edit_format) {
+        return f;
+    }
+    let has_grammar = crate::syntax::language_for_path(Path::new(path)).is_some();
+    if !other_files && before.lines().count() <= config.whole_file_max_lines as usize {
+        EditFormat::WholeFile
+    } else if has_grammar {
+        EditFormat::WholeSymbol
+    } else {
+        EditFormat::SearchReplace
+    }
+}
+
+fn language_of(path: &str) -> &'static str {
+    crate::syntax::language_for_path(Path::new(path)).map(|l| l.name).unwrap_or("")
+}
+
+/// How the reply must look, in words for the model.
+pub fn format_rules(prompts: &PromptLibrary, format: EditFormat, path: &str) -> Result<String, PromptError> {
+    let language = language_of(path);
+    match format {
+        EditFormat::WholeSymbol => prompts.render(PromptId::EDIT_FORMAT_WHOLE_SYMBOL, &[("language", language)]),
+        EditFormat::WholeFile => {
+            prompts.render(PromptId::EDIT_FORMAT_WHOLE_FILE, &[("path", path), ("language", language)])
+        }
+        EditFormat::SearchReplace => prompts.render(PromptId::EDIT_FORMAT_SEARCH_REPLACE, &[("path", path)]),
+        EditFormat::JsonSymbol => prompts.render(PromptId::EDIT_FORMAT_JSON_SYMBOL, &[("language", language)]),
+    }
+}
+
+/// The request as the coder reads it (last in the prompt).
+pub fn request_text(
+    prompts: &PromptLibrary,
+    request: &AgentRequest,
+    target: &Target,
+    format: EditFormat,
+) -> Result<String, PromptError> {
+    let rules = format_rules(prompts, format, &target.path)?;
+    match request {
+        AgentRequest::Edit { instruction, .. } => {
+            let lines = format!("{}-{}", target.start_line, target.end_line);
+            prompts.render(
+                PromptId::CODER_REQUEST_EDIT,
+                &[("path", &target.path), ("lines", &lines), ("instruction", instruction), ("format_rules", &rules)],
+            )
+        }
+        AgentRequest::Fix { .. } => {
+            let problem = match &target.test {
+                Some(test) => {
+                    prompts.render(PromptId::CODER_PROBLEM_TEST, &[("test", test), ("message", &target.message)])?
+                }
+                None => {
+                    let line = target.start_line.to_string();
+                    prompts.render(
+                        PromptId::CODER_PROBLEM_DIAGNOSTIC,
+                        &[("path", &target.path), ("line", &line), ("message", &target.message)],
+                    )?
+                }
+            };
+            prompts.render(
+                PromptId::CODER_REQUEST_FIX,
+                &[("problem", &problem), ("path", &target.path), ("format_rules", &rules)],
+            )
+        }
+    }
+}
+
+/// The lines of `output` about `test` (its pytest section, or the lines around
+/// its name), at most `max_lines`; the output's end when the test is not named.
+pub fn failure_excerpt(output: &str, test: Option<&str>, max_lines: usize) -> String {
+    let lines: Vec<&str> = output.lines().collect();
+    let short = test.map(|t| t.rsplit([':', '.']).next().unwrap_or(t));
+    let start = short.and_then(|name| {
+        lines
+            .iter()
+            .position(|l| l.starts_with('_') && l.contains(name))
+            .or_else(|| lines.iter().position(|l| l.contains(name)))
+    });
+    let picked: Vec<&str> = match start {
+        Some(s) => {
+            let end = lines[s + 1..]
+                .iter()
+                .position(|l| (l.starts_with("___") || l.starts_with("===")) && !l.contains(short.unwrap_or("\u{0}")))
+                .map(|e| s + 1 + e)
+                .unwrap_or(lines.len());
+            lines[s..end].iter().copied().take(max_lines).collect()
+        }
+        None => lines[lines.len().saturating_sub(max_lines)..].to_vec(),
+    };
+    picked.join("\n").trim().to_string()
+}
+
+/// The failing test's source, the code it calls in other files, and the test
+/// output, shown after the code (dropped in reverse order when over budget).
+pub fn evidence(target: &Target, baseline: Option<&TestSummary>, max_lines: usize) -> Vec<ContextSection> {
+    let mut out = Vec::new();
+    if let Some((title, code)) = &target.test_source {
+        let lang = language_of(title.split(':').next().unwrap_or(""));
+        out.push(ContextSection {
+            kind: SectionKind::Evidence,
+            title: format!("The failing test ({title}):"),
+            text: format!("```{lang}\n{}\n```", code.trim_end()),
+            tokens: 0,
+        });
+    }
+    for d in &target.related {
+        let Some(text) = target.related_files.get(&d.path) else { continue };
+        let count = (d.end_line + 1).saturating_sub(d.start_line.max(1));
+        let code: Vec<&str> = text.lines().skip(d.start_line.saturating_sub(1)).take(count).collect();
+        out.push(ContextSection {
+            kind: SectionKind::Evidence,
+            title: format!("{}:{}-{} (`{}`, called by the code under test):", d.path, d.start_line, d.end_line, d.name),
+            text: format!("```{}\n{}\n```", language_of(&d.path), code.join("\n")),
+            tokens: 0,
+        });
+    }
+    if let (Some(test), Some(b)) = (&target.test, baseline) {
+        let excerpt = failure_excerpt(&b.output_tail, Some(test), max_lines);
+        if !excerpt.is_empty() {
+            out.push(ContextSection {
+                kind: SectionKind::Evidence,
+                title: format!("Output of `{}`:", b.command),
+                text: format!("```\n{excerpt}\n```"),
+                tokens: 0,
+            });
+        }
+    }
+    out
+}
+
+/// `text` cut to about `max_tokens` by the estimator (whole lines, then an ellipsis).
+pub fn trim_to_tokens(text: &str, max_tokens: usize, estimator: &TokenEstimator) -> String {
+    if estimator.estimate(text) <= max_tokens {
+        return text.to_string();
+    }
+    let mut out = String::new();
+    for line in text.lines() {
+        if estimator.estimate(&out) + estimator.estimate(line) + 2 > max_tokens {
+            break;
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out.push('…');
+    out
+}
+
+/// The previous attempt, shown back to the model, and what went wrong with it.
+pub fn feedback(
+    prompts: &PromptLibrary,
+    last: &AttemptRecord,
+    target: &Target,
+    failure_lines: usize,
+    budget_tokens: usize,
+    estimator: &TokenEstimator,
+) -> Result<(String, String), PromptError> {
+    let error = match &last.result {
+        super::state::AttemptResult::BadEdit { error } => error.clone(),
+        super::state::AttemptResult::ModelError { error } => format!("the model call failed: {error}"),
+        super::state::AttemptResult::Tested { tests, why, .. } => {
+            let excerpt = failure_excerpt(&tests.output_tail, target.test.as_deref(), failure_lines);
+            format!("{why}.\n```\n{excerpt}\n```")
+        }
+    };
+    let half = budget_tokens / 2;
+    let previous = trim_to_tokens(&last.reply, half, estimator);
+    let error = trim_to_tokens(&error, half, estimator);
+    let number = last.number.to_string();
+    let text =
+        prompts.render(PromptId::CODER_FEEDBACK, &[("attempt", &number), ("error", &error), ("path", &target.path)])?;
+    Ok((previous, text))
+}
+
+/// The coder's context for the next attempt of `p`.
+pub async fn build_context(
+    env: &AgentEnv,
+    request: &AgentRequest,
+    p: &TaskProgress,
+    format: EditFormat,
+    memory: &MemoryContext,
+    counter: &TokenCounter,
+) -> Result<BuiltContext, ContextError> {
+    let target = p.target.as_ref().ok_or_else(|| ContextError::NoSuchFile { path: "(no target)".into() })?;
+    let rt = &env.config.runtime;
+    let system = env.prompts.render(PromptId::CODER_SYSTEM, &[])?;
+    let req_text = request_text(&env.prompts, request, target, format)?;
+    let test_file = target.test_source.as_ref().map(|(t, _)| t.split(':').next().unwrap_or("").to_string());
+    let extras = ContextExtras {
+        system: Some(system),
+        request: Some(req_text),
+        evidence: evidence(target, p.baseline.as_ref(), rt.failure_output_lines as usize),
+        primary_text: Some(target.before.clone()),
+        reserve_tokens: if p.attempts.is_empty() { 0 } else { rt.feedback_tokens as usize * 2 },
+        without_repo_map: true,
+        request_last: true,
+        exclude_related: test_file.into_iter().collect(),
+        shown: target.related.iter().map(|d| (d.path.clone(), d.start_line)).collect(),
+    };
+    let kind = RequestKind::Diagnostic {
+        path: target.path.clone(),
+        line: target.start_line.max(1),
+        message: target.message.clone(),
+    };
+    let builder = ContextBuilder { index: &env.index, prompts: &env.prompts, config: &env.config, memory, counter };
+    builder.build_with(&ContextRequest { kind, role: ModelRole::Coder }, &extras).await
+}
+
+/// The messages of a coder call: the context, then (on a retry) the previous reply and the feedback.
+pub fn messages(ctx: &BuiltContext, retry: Option<(String, String)>) -> Vec<ChatMessage> {
+    let mut m = vec![ChatMessage::system(ctx.system()), ChatMessage::user(ctx.user_message())];
+    if let Some((previous, feedback)) = retry {
+        m.push(ChatMessage::assistant(previous));
+        m.push(ChatMessage::user(feedback));
+    }
+    m
+}
+
+/// Sends one call and collects the whole reply (cancellable at every chunk).
+pub async fn complete(env: &AgentEnv, req: ChatRequest, cancel: &CancellationToken) -> Result<String, LlmError> {
+    let mut stream = env.model.chat_stream(req, cancel.clone()).await?;
+    let mut text = String::new();
+    while let Some(delta) = stream.next().await {
+        text.push_str(&delta?);
+        if cancel.is_cancelled() {
+            return Err(LlmError::Cancelled);
+        }
+    }
+    Ok(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn excerpts_pick_the_failing_tests_section() {
+        let out = "============ FAILURES ============\n______ test_a ______\n\n>   assert f(1) == 2\nE   assert 3 == 2\n\ntest_x.py:4: AssertionError\n______ test_b ______\nE  other\n======== short test summary ========\nFAILED test_x.py::test_a\n";
+        let e = failure_excerpt(out, Some("test_x.py::test_a"), 40);
+        assert!(e.starts_with("______ test_a") && e.contains("assert 3 == 2") && !e.contains("test_b"), "{e}");
+        assert_eq!(failure_excerpt("a\nb\nc\n", None, 2), "b\nc");
+    }
+
+    #[test]
+    fn auto_format_by_size_and_grammar() {
+        let mut rt = crate::config::LoadedConfig::load(&Default::default()).unwrap().config.runtime;
+        rt.edit_format = "auto".into();
+        rt.whole_file_max_lines = 3;
+        assert_eq!(choose_format(&rt, "a.py", "x\n", false), EditFormat::WholeFile);
+        assert_eq!(choose_format(&rt, "a.py", "x\n", true), EditFormat::WholeSymbol, "other files need names");
+        assert_eq!(choose_format(&rt, "a.py", "a\nb\nc\nd\n", false), EditFormat::WholeSymbol);
+        assert_eq!(choose_format(&rt, "a.js", "a\nb\nc\nd\n", false), EditFormat::SearchReplace);
+        rt.edit_format = "search_replace".into();
+        assert_eq!(choose_format(&rt, "a.py", "x\n", false), EditFormat::SearchReplace);
+    }
+}

@@ -1,0 +1,92 @@
+//! The outcome of a task, for people (CLI, editor) and scripts (`--json`).
+
+use super::state::{AttemptRecord, CriticOutcome, TaskProgress, TestSummary};
+use crate::edits::Patch;
+use serde::Serialize;
+
+/// How a task ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReportStatus {
+    /// A patch passed the checks.
+    Patched,
+    /// The tests already pass: nothing to do.
+    NothingToFix,
+    /// No attempt passed; the best one is handed back because the user asked for it.
+    BestAttempt,
+    Failed,
+    Cancelled,
+}
+
+/// What a task produced and what it cost.
+#[derive(Debug, Clone, Serialize)]
+pub struct TaskReport {
+    pub task_id: String,
+    pub status: ReportStatus,
+    /// One line for people.
+    pub summary: String,
+    pub attempts: usize,
+    /// Attempts whose reply became an edit that applied and parsed.
+    pub well_formed_edits: usize,
+    pub model_calls: usize,
+    /// Prompt tokens of each model call, in order.
+    pub prompt_tokens: Vec<usize>,
+    pub prompt_tokens_max: usize,
+    pub prompt_tokens_total: usize,
+    pub files_changed: Vec<String>,
+    pub diff: String,
+    /// The change itself (absent when nothing is proposed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub patch: Option<Patch>,
+    pub tests_before: Option<TestSummary>,
+    /// The tests in the shadow with the patch applied.
+    pub tests_after: Option<TestSummary>,
+    pub critic: Option<CriticOutcome>,
+    pub failure_reason: Option<String>,
+    /// How each attempt ended, one line each.
+    pub attempt_log: Vec<String>,
+    pub duration_ms: u64,
+}
+
+impl TaskReport {
+    /// The report of a task in state `p` that ended with `status`.
+    pub fn new(
+        task_id: &str,
+        status: ReportStatus,
+        summary: String,
+        p: &TaskProgress,
+        chosen: Option<&AttemptRecord>,
+        duration_ms: u64,
+    ) -> Self {
+        let patch: Option<Patch> = chosen.and_then(|a| p.patch_of(a));
+        let tests_after = chosen.and_then(|a| match &a.result {
+            super::state::AttemptResult::Tested { tests, .. } => Some(tests.clone()),
+            _ => None,
+        });
+        Self {
+            task_id: task_id.to_string(),
+            status,
+            summary,
+            attempts: p.attempts.len(),
+            well_formed_edits: p.attempts.iter().filter(|a| !a.changes.is_empty()).count(),
+            model_calls: p.model_calls,
+            prompt_tokens_max: p.prompt_tokens.iter().copied().max().unwrap_or(0),
+            prompt_tokens_total: p.prompt_tokens.iter().sum(),
+            prompt_tokens: p.prompt_tokens.clone(),
+            files_changed: patch.as_ref().map(|p| p.files()).unwrap_or_default(),
+            diff: patch.as_ref().map(|p| p.diff()).unwrap_or_default(),
+            patch,
+            tests_before: p.baseline.clone(),
+            tests_after,
+            critic: p.critic.clone(),
+            failure_reason: None,
+            attempt_log: p.attempts.iter().map(super::router::describe).collect(),
+            duration_ms,
+        }
+    }
+
+    /// True when a patch is proposed (passing, or the best attempt as asked).
+    pub fn has_patch(&self) -> bool {
+        self.patch.as_ref().is_some_and(|p| !p.changes.is_empty())
+    }
+}

@@ -1,0 +1,294 @@
+//! The state of one task as the runtime loop carries it: plain serde data,
+//! saved whole in every checkpoint, so a resumed task continues exactly here.
+
+use crate::contracts::CriticScore;
+use crate::edits::{EditFormat, FileChange, Patch};
+use crate::sandbox::{TestFailure, TestReport};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Most failures kept per test summary (the rest are counted).
+const KEPT_FAILURES: usize = 20;
+
+/// A test run, reduced to what decisions and reports need.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TestSummary {
+    /// False when the project has no test command (then only syntax is checked).
+    pub available: bool,
+    /// The command that ran.
+    pub command: String,
+    /// Why this command was chosen.
+    pub why: String,
+    pub passed: bool,
+    /// Names of the failing tests (every one, for comparisons).
+    pub failing: Vec<String>,
+    /// The first failures with their place and message.
+    pub failures: Vec<TestFailure>,
+    pub duration_ms: u64,
+    /// The end of the output (for the coder's feedback and for people).
+    pub output_tail: String,
+}
+
+impl TestSummary {
+    /// From a sandboxed run.
+    pub fn from_report(r: &TestReport, why: &str) -> Self {
+        let mut failing: Vec<String> = r.failures.iter().map(|f| f.test.clone()).collect();
+        failing.dedup();
+        Self {
+            available: true,
+            command: r.command.clone(),
+            why: why.to_string(),
+            passed: r.passed,
+            failing,
+            failures: r.failures.iter().take(KEPT_FAILURES).cloned().collect(),
+            duration_ms: r.duration.as_millis() as u64,
+            output_tail: r.output_tail.clone(),
+        }
+    }
+
+    /// A project without tests.
+    pub fn unavailable(why: &str) -> Self {
+        Self { available: false, passed: true, why: why.to_string(), ..Default::default() }
+    }
+
+    /// "3 failing (`pytest …`)" / "passed (`cargo test`)" / "no tests".
+    pub fn headline(&self) -> String {
+        if !self.available {
+            return "no test command".to_string();
+        }
+        if self.passed {
+            format!("tests pass (`{}`, {:.1} s)", self.command, self.duration_ms as f64 / 1000.0)
+        } else {
+            format!("{} failing (`{}`)", self.failing.len().max(1), self.command)
+        }
+    }
+}
+
+/// The one file a coder call edits, and why.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Target {
+    /// Workspace-relative path of the file to edit.
+    pub path: String,
+    /// 1-based lines the request is about (the definition to fix, or the selection).
+    pub start_line: usize,
+    pub end_line: usize,
+    /// The failing test to make pass, if any (its name as the test run reports it).
+    pub test: Option<String>,
+    /// The failure or diagnostic message, or the user's instruction.
+    pub message: String,
+    /// The failing test's own source (shown to the coder), with its location.
+    pub test_source: Option<(String, String)>,
+    /// Why this file: "raised in", "called by the test", "named by the request".
+    pub why: String,
+    /// The file's text when the task chose it (what every attempt starts from).
+    pub before: String,
+    /// Refuse edits to tests (on for fixes: a fix changes the code under test).
+    pub protect_tests: bool,
+    /// Definitions in other files that the failing code calls: shown to the coder, changeable by name.
+    #[serde(default)]
+    pub related: Vec<RelatedDefinition>,
+    /// The text of each related definition's file when the task read it.
+    #[serde(default)]
+    pub related_files: BTreeMap<String, String>,
+}
+
+impl Target {
+    /// Every file an attempt may change, with its text at the start: the target first.
+    pub fn files(&self) -> Vec<(String, String)> {
+        let mut out = vec![(self.path.clone(), self.before.clone())];
+        out.extend(self.related_files.iter().filter(|(p, _)| **p != self.path).map(|(p, t)| (p.clone(), t.clone())));
+        out
+    }
+
+    /// The text `path` had when the task read it.
+    pub fn before_of(&self, path: &str) -> Option<&str> {
+        if path == self.path {
+            Some(&self.before)
+        } else {
+            self.related_files.get(path).map(String::as_str)
+        }
+    }
+}
+
+/// A definition in another file that the code under test calls.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RelatedDefinition {
+    pub path: String,
+    pub name: String,
+    /// 1-based inclusive.
+    pub start_line: usize,
+    pub end_line: usize,
+}
+
+/// How one coder attempt ended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "result", rename_all = "snake_case")]
+pub enum AttemptResult {
+    /// The reply could not be used as an edit (no code, no match, bad syntax, changed a test).
+    BadEdit { error: String },
+    /// The edit applied and the tests ran.
+    Tested { tests: TestSummary, success: bool, why: String },
+    /// The model call failed.
+    ModelError { error: String },
+}
+
+/// One coder attempt.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AttemptRecord {
+    /// 1-based.
+    pub number: usize,
+    pub format: EditFormat,
+    /// The reply's code (what the next attempt is shown of it).
+    pub reply: String,
+    /// The changed files and their new text, when the edit applied.
+    pub changes: Vec<(String, String)>,
+    pub changed_symbols: Vec<String>,
+    pub result: AttemptResult,
+    /// Prompt tokens of the call (exact where the server counts them).
+    pub prompt_tokens: usize,
+    pub duration_ms: u64,
+}
+
+impl AttemptRecord {
+    /// The attempt's edit passed every check.
+    pub fn succeeded(&self) -> bool {
+        matches!(self.result, AttemptResult::Tested { success: true, .. })
+    }
+
+    /// Failing tests after this attempt (usize::MAX when it never ran them).
+    pub fn failing_count(&self) -> usize {
+        match &self.result {
+            AttemptResult::Tested { tests, .. } => tests.failing.len(),
+            _ => usize::MAX,
+        }
+    }
+}
+
+/// What the critic said, or that it could not say.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum CriticOutcome {
+    Scored {
+        score: CriticScore,
+    },
+    /// The critic was unavailable; `fallback` says what was done instead.
+    Unavailable {
+        error: String,
+        fallback: String,
+    },
+    /// `critic.enabled = false`.
+    Skipped,
+}
+
+impl CriticOutcome {
+    /// The score, when there is one.
+    pub fn score(&self) -> Option<&CriticScore> {
+        match self {
+            Self::Scored { score } => Some(score),
+            _ => None,
+        }
+    }
+}
+
+/// Everything the runtime knows about a task; the checkpoint payload.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TaskProgress {
+    /// The tests before any change (`None` until they ran).
+    pub baseline: Option<TestSummary>,
+    /// The file being edited (`None` until located).
+    pub target: Option<Target>,
+    pub attempts: Vec<AttemptRecord>,
+    pub critic: Option<CriticOutcome>,
+    /// The memory step ran (whatever it decided).
+    pub memory_done: bool,
+    /// Why the task cannot go on, once decided.
+    pub stop_reason: Option<String>,
+    /// Model calls made (coder and critic).
+    pub model_calls: usize,
+    /// Prompt tokens of every model call, in order.
+    pub prompt_tokens: Vec<usize>,
+}
+
+impl TaskProgress {
+    /// The attempt whose edit passed, if any.
+    pub fn success(&self) -> Option<&AttemptRecord> {
+        self.attempts.iter().find(|a| a.succeeded())
+    }
+
+    /// The attempt with the fewest failing tests among those whose edit applied.
+    pub fn best_attempt(&self) -> Option<&AttemptRecord> {
+        self.attempts.iter().filter(|a| !a.changes.is_empty()).min_by_key(|a| a.failing_count())
+    }
+
+    /// The patch of `attempt` (`None` when its edit did not apply).
+    pub fn patch_of(&self, attempt: &AttemptRecord) -> Option<Patch> {
+        let target = self.target.as_ref()?;
+        let changes: Vec<FileChange> = attempt
+            .changes
+            .iter()
+            .filter_map(|(path, after)| {
+                let before = target.before_of(path)?;
+                Some(FileChange { path: path.clone(), before: before.to_string(), after: after.clone() })
+            })
+            .collect();
+        (!changes.is_empty()).then_some(Patch { changes })
+    }
+}
+
+/// Whether a test run after an edit counts as success, and why, given the run
+/// before it: the target test (if any) passes and nothing that passed now fails.
+pub fn judge(baseline: &TestSummary, after: &TestSummary, target_test: Option<&str>) -> (bool, String) {
+    if !after.available {
+        return (true, "the project has no tests; the edit parses".into());
+    }
+    let new: Vec<&String> = after.failing.iter().filter(|t| !baseline.failing.contains(t)).collect();
+    if !new.is_empty() {
+        let names: Vec<&str> = new.iter().take(3).map(|s| s.as_str()).collect();
+        return (false, format!("the edit breaks {} test(s) that passed before: {}", new.len(), names.join(", ")));
+    }
+    if let Some(t) = target_test {
+        if after.failing.iter().any(|f| f == t || f.ends_with(t) || t.ends_with(f.as_str())) {
+            return (false, format!("`{t}` still fails"));
+        }
+    }
+    if after.passed {
+        return (true, "all tests pass".into());
+    }
+    if target_test.is_some() || !baseline.passed {
+        let fixed = baseline.failing.len().saturating_sub(after.failing.len());
+        return (
+            true,
+            format!(
+                "the target passes; {} other failing test(s) were failing before ({fixed} fixed)",
+                after.failing.len()
+            ),
+        );
+    }
+    (false, "the tests fail".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(failing: &[&str]) -> TestSummary {
+        TestSummary {
+            available: true,
+            passed: failing.is_empty(),
+            failing: failing.iter().map(|s| s.to_string()).collect(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn judging_a_run_against_the_baseline() {
+        let before = run(&["t::a", "t::b"]);
+        assert!(!judge(&before, &run(&["t::a", "t::b"]), Some("t::a")).0);
+        assert!(judge(&before, &run(&["t::b"]), Some("t::a")).0);
+        let (ok, why) = judge(&before, &run(&["t::b", "t::c"]), Some("t::a"));
+        assert!(!ok && why.contains("t::c"), "{why}");
+        assert!(judge(&run(&[]), &run(&[]), None).0);
+        assert!(!judge(&run(&[]), &run(&["x"]), None).0);
+        assert!(judge(&run(&[]), &TestSummary::unavailable("none"), None).0);
+    }
+}

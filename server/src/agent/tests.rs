@@ -1,0 +1,324 @@
+//! Unit tests of every runtime transition, with `ScriptedModel` (a scripted
+//! model double) and everything else real: a Python project on disk, pytest in
+//! the sandbox, SQLite, tantivy and tree-sitter.
+
+use super::scripted_model::{Script, ScriptedModel};
+use super::*;
+use crate::config::{Config, ConfigInputs, LoadedConfig, ModelRole, PromptLibrary};
+use crate::contracts::EventType;
+use crate::index::WorkspaceIndex;
+use crate::paths::WorkspacePaths;
+use crate::store::{EventBus, Store, StoreSettings};
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
+
+const CALC: &str = "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n";
+const TESTS: &str = "from calc import add, mul\n\n\ndef test_add():\n    assert add(2, 3) == 5\n\n\ndef test_mul():\n    assert mul(2, 3) == 6\n";
+const GOOD: &str = "The bug is the minus sign.\n```python\ndef add(a, b):\n    return a + b\n```\n";
+const WRONG: &str = "```python\ndef add(a, b):\n    return a * b\n```\n";
+const CRITIC: &str = r#"{"correctness": 0.9, "usefulness": 0.8, "safety": 1.0, "memory_store": true, "weight": 0.9, "explanation": "Uses addition as the test expects."}"#;
+
+struct Workspace {
+    _dir: tempfile::TempDir,
+    root: std::path::PathBuf,
+    env: AgentEnv,
+    model: Arc<ScriptedModel>,
+}
+
+fn config() -> Config {
+    let mut c = LoadedConfig::load(&ConfigInputs::default()).expect("defaults load").config;
+    c.runtime.max_retries = 1;
+    c.runtime.edit_format = "whole_symbol".into();
+    c.index.watch = false;
+    c
+}
+
+fn workspace_with(files: &[(&str, &str)], config: Config, script: Vec<Script>, store: Option<Store>) -> Workspace {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = dir.path().join("project");
+    for (path, text) in files {
+        let p = root.join(path);
+        std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+        std::fs::write(p, text).expect("write");
+    }
+    let paths =
+        WorkspacePaths { root: root.clone(), cache_dir: dir.path().join("cache"), data_dir: dir.path().join("data") };
+    let store = store.unwrap_or_else(|| {
+        Store::open(&paths.data_dir.join("tinycoder.sqlite3"), StoreSettings::default()).expect("store opens")
+    });
+    let index = WorkspaceIndex::open(&root, &paths.cache_dir.join("index"), &config.index).expect("index opens");
+    index.index_all(|_| {}, &CancellationToken::new()).expect("index builds");
+    let model = Arc::new(ScriptedModel::new(script));
+    let env = AgentEnv {
+        config,
+        prompts: PromptLibrary::load(None).expect("prompts load"),
+        model: model.clone(),
+        bus: EventBus::new(store),
+        index: Arc::new(index),
+        paths,
+        sources: Arc::new(DiskSources::new(&root)),
+    };
+    Workspace { _dir: dir, root, env, model }
+}
+
+fn workspace(script: Vec<Script>) -> Workspace {
+    workspace_with(&[("calc.py", CALC), ("test_calc.py", TESTS)], config(), script, None)
+}
+
+fn fix() -> AgentRequest {
+    AgentRequest::Fix { target: None, message: None, from_tests: false }
+}
+
+fn reply(t: &str) -> Script {
+    Script::Reply(t.to_string())
+}
+
+async fn events(ws: &Workspace, task: &str) -> Vec<EventType> {
+    ws.env.bus.catch_up(task, 0).await.expect("events").into_iter().map(|e| e.event_type).collect()
+}
+
+async fn run(ws: &Workspace, request: AgentRequest) -> (String, TaskReport) {
+    let id = uuid::Uuid::new_v4().to_string();
+    let report = Runtime::new(ws.env.clone())
+        .run(&id, request, TaskOptions::default(), CancellationToken::new())
+        .await
+        .expect("the runtime runs");
+    (id, report)
+}
+
+#[tokio::test]
+async fn a_passing_patch_is_judged_remembered_and_proposed() {
+    let ws = workspace(vec![reply(GOOD), reply(CRITIC)]);
+    let (id, report) = run(&ws, fix()).await;
+    assert_eq!(report.status, ReportStatus::Patched, "{report:#?}");
+    assert_eq!(report.files_changed, vec!["calc.py"]);
+    assert!(report.diff.contains("+    return a + b"), "{}", report.diff);
+    assert!(report.tests_after.as_ref().is_some_and(|t| t.passed));
+    assert_eq!(report.model_calls, 2);
+    assert_eq!(std::fs::read_to_string(ws.root.join("calc.py")).unwrap(), CALC, "the real tree is never written");
+    use EventType::*;
+    let kinds = events(&ws, &id).await;
+    let wanted = [
+        TaskReceived,
+        ToolCalled,
+        ToolCompleted,
+        ToolCalled,
+        ToolCompleted,
+        ContextBuilt,
+        CoderCalled,
+        LlmCalled,
+        LlmResultReceived,
+        CoderCompleted,
+        ToolCalled,
+        ToolCompleted,
+        CriticCalled,
+        LlmCalled,
+        CriticCompleted,
+        MemoryWriteSuggested,
+        MemoryWriteDecided,
+        MemoryWritten,
+        TaskCompleted,
+    ];
+    let without_checkpoints: Vec<EventType> =
+        kinds.iter().copied().filter(|k| !matches!(k, CheckpointSaved | StatusChanged)).collect();
+    assert_eq!(without_checkpoints, wanted);
+    assert!(kinds.iter().filter(|k| **k == CheckpointSaved).count() >= 6, "{kinds:?}");
+    // The coder saw the failing test and was pointed at the code under test.
+    let coder = ws.model.requests(ModelRole::Coder);
+    let prompt = &coder[0].messages[1].content;
+    assert!(prompt.contains("def test_add") && prompt.contains("return a - b"), "{prompt}");
+    let state = crate::store::replay_state(ws.env.bus.store(), &id).await.unwrap();
+    assert_eq!(state.status, crate::contracts::TaskStatus::Completed);
+}
+
+#[tokio::test]
+async fn failing_tests_are_never_proposed_and_retries_stop_at_the_limit() {
+    let ws = workspace(vec![reply(WRONG), reply("I think the code is fine."), reply(GOOD)]);
+    let (id, report) = run(&ws, fix()).await;
+    assert_eq!(report.status, ReportStatus::Failed, "{report:#?}");
+    assert!(report.patch.is_none() && report.diff.is_empty(), "no patch while tests fail");
+    assert_eq!(report.attempts, 2, "max_retries = 1: two attempts");
+    let reason = report.failure_reason.unwrap_or_default();
+    assert!(reason.contains("2 tries") && reason.contains("no code block"), "{reason}");
+    // The retry was told what went wrong with the first attempt.
+    let coder = ws.model.requests(ModelRole::Coder);
+    assert_eq!(coder.len(), 2);
+    let feedback = &coder[1].messages.last().unwrap().content;
+    assert!(feedback.contains("test_add") && feedback.contains("still fails"), "{feedback}");
+    assert_eq!(coder[1].messages[2].content.trim(), "def add(a, b):\n    return a * b");
+    assert!(events(&ws, &id).await.contains(&EventType::TaskFailed));
+}
+
+#[tokio::test]
+async fn the_best_attempt_is_handed_back_only_when_asked() {
+    let ws = workspace(vec![reply(WRONG), reply(WRONG)]);
+    let id = uuid::Uuid::new_v4().to_string();
+    let options = TaskOptions { best_attempt: true, ..Default::default() };
+    let report = Runtime::new(ws.env.clone()).run(&id, fix(), options, CancellationToken::new()).await.unwrap();
+    assert_eq!(report.status, ReportStatus::BestAttempt);
+    assert!(report.diff.contains("a * b"));
+}
+
+#[tokio::test]
+async fn an_edit_of_the_test_is_refused_and_fed_back() {
+    let cheat = "```python\ndef test_add():\n    assert add(2, 3) == -1\n```\n";
+    let ws = workspace(vec![reply(cheat), reply(GOOD), reply(CRITIC)]);
+    let (_, report) = run(&ws, fix()).await;
+    assert_eq!(report.status, ReportStatus::Patched, "{report:#?}");
+    assert!(report.attempt_log[0].contains("not in `calc.py`"), "{:?}", report.attempt_log);
+}
+
+#[tokio::test]
+async fn critic_down_leads_to_the_configured_fallback() {
+    let ws = workspace(vec![reply(GOOD), Script::Down]);
+    let (_, report) = run(&ws, fix()).await;
+    assert_eq!(report.status, ReportStatus::Patched);
+    assert!(matches!(report.critic, Some(CriticOutcome::Unavailable { ref fallback, .. }) if fallback == "accept"));
+
+    let mut cfg = config();
+    cfg.runtime.critic_fallback = "reject".into();
+    cfg.runtime.structured_output_retries = 0;
+    let ws =
+        workspace_with(&[("calc.py", CALC), ("test_calc.py", TESTS)], cfg, vec![reply(GOOD), reply("not json")], None);
+    let (_, report) = run(&ws, fix()).await;
+    assert_eq!(report.status, ReportStatus::Failed);
+    assert!(report.failure_reason.unwrap().contains("critic_fallback"));
+}
+
+#[tokio::test]
+async fn nothing_to_fix_when_the_tests_pass() {
+    let ws = workspace_with(
+        &[("calc.py", &CALC.replace("a - b", "a + b")), ("test_calc.py", TESTS)],
+        config(),
+        vec![],
+        None,
+    );
+    let (_, report) = run(&ws, fix()).await;
+    assert_eq!(report.status, ReportStatus::NothingToFix);
+    assert_eq!(report.model_calls, 0);
+}
+
+#[tokio::test]
+async fn cancel_stops_the_model_stream_and_the_test_run() {
+    let ws = workspace(vec![Script::Hang]);
+    let cancel = CancellationToken::new();
+    let runtime = Runtime::new(ws.env.clone());
+    let id = uuid::Uuid::new_v4().to_string();
+    let mut rx = ws.env.bus.subscribe();
+    let c = cancel.clone();
+    tokio::spawn(async move {
+        while let Ok(e) = rx.recv().await {
+            if e.event_type == EventType::LlmCalled {
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                c.cancel();
+            }
+        }
+    });
+    let started = std::time::Instant::now();
+    let report = runtime.run(&id, fix(), TaskOptions::default(), cancel).await.unwrap();
+    assert_eq!(report.status, ReportStatus::Cancelled);
+    assert!(started.elapsed() < std::time::Duration::from_secs(30));
+    let state = crate::store::replay_state(ws.env.bus.store(), &id).await.unwrap();
+    assert_eq!(state.status, crate::contracts::TaskStatus::Cancelled);
+
+    // A test run that would take a minute ends as soon as the task is cancelled.
+    let mut cfg = config();
+    cfg.sandbox.test_command = "python3 -c 'import time; time.sleep(60)'".into();
+    let ws = workspace_with(&[("calc.py", CALC)], cfg, vec![], None);
+    let cancel = CancellationToken::new();
+    let c = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(std::time::Duration::from_millis(800)).await;
+        c.cancel();
+    });
+    let started = std::time::Instant::now();
+    let report =
+        Runtime::new(ws.env.clone()).run("t-cancel-tests", fix(), TaskOptions::default(), cancel).await.unwrap();
+    assert_eq!(report.status, ReportStatus::Cancelled);
+    assert!(started.elapsed() < std::time::Duration::from_secs(20), "{:?}", started.elapsed());
+}
+
+#[tokio::test]
+async fn a_task_killed_between_any_two_steps_resumes_to_the_same_patch() {
+    let (_, reference) = run(&workspace(vec![reply(GOOD), reply(CRITIC)]), fix()).await;
+    let total = {
+        let ws = workspace(vec![reply(GOOD), reply(CRITIC)]);
+        let (id, _) = run(&ws, fix()).await;
+        ws.env.bus.catch_up(&id, 0).await.unwrap().len()
+    };
+    for kill_after in 1..total {
+        // Each kill gets its own workspace; the store outlives the killed runtime.
+        let ws = workspace(vec![reply(GOOD), reply(CRITIC), reply(GOOD), reply(CRITIC)]);
+        let id = format!("kill-{kill_after}");
+        let mut rx = ws.env.bus.subscribe();
+        let runtime = Runtime::new(ws.env.clone());
+        let task_id = id.clone();
+        let handle = tokio::spawn(async move {
+            runtime.run(&task_id, fix(), TaskOptions::default(), CancellationToken::new()).await
+        });
+        let mut seen = 0;
+        while let Ok(e) = rx.recv().await {
+            if e.task_id == id {
+                seen += 1;
+                if seen == kill_after {
+                    handle.abort();
+                    break;
+                }
+            }
+        }
+        let _ = handle.await;
+        let unfinished = ws.env.bus.unfinished_tasks().await.unwrap();
+        let report = match unfinished.iter().find(|u| u.task.task_id == id) {
+            Some(u) => Runtime::new(ws.env.clone()).resume(u, CancellationToken::new()).await.expect("resumes"),
+            None => continue, // it finished before the abort landed
+        };
+        assert_eq!(report.status, ReportStatus::Patched, "killed after event {kill_after}: {report:#?}");
+        assert_eq!(report.diff, reference.diff, "killed after event {kill_after}");
+        let state = crate::store::replay_state(ws.env.bus.store(), &id).await.unwrap();
+        assert_eq!(state.status, crate::contracts::TaskStatus::Completed, "killed after event {kill_after}");
+        let seqs: Vec<u64> = ws.env.bus.catch_up(&id, 0).await.unwrap().iter().map(|e| e.sequence).collect();
+        assert_eq!(seqs, (1..=seqs.len() as u64).collect::<Vec<_>>(), "gapless after resume");
+    }
+}
+
+#[tokio::test]
+async fn the_second_bug_of_a_kind_finds_the_first_ones_memory() {
+    let ws = workspace(vec![reply(GOOD), reply(CRITIC)]);
+    let (_, first) = run(&ws, fix()).await;
+    assert_eq!(first.status, ReportStatus::Patched);
+    // The same kind of bug elsewhere, in the same workspace store.
+    let sub = "def sub(a, b):\n    return a + b\n";
+    let tests = "from ops import sub\n\n\ndef test_add_sub():\n    assert sub(5, 3) == 2\n";
+    let store = ws.env.bus.store().clone();
+    let second = workspace_with(
+        &[("ops.py", sub), ("test_ops.py", tests)],
+        config(),
+        vec![reply("```python\ndef sub(a, b):\n    return a - b\n```"), reply(CRITIC)],
+        Some(store),
+    );
+    let (_, report) = run(&second, fix()).await;
+    assert_eq!(report.status, ReportStatus::Patched);
+    let prompt = &second.model.requests(ModelRole::Coder)[0].messages[1].content;
+    assert!(
+        prompt.contains("Remembered") && prompt.contains("return a + b"),
+        "the first fix is in the prompt:\n{prompt}"
+    );
+}
+
+#[tokio::test]
+async fn an_edit_request_changes_the_named_lines_and_keeps_tests_green() {
+    let mut cfg = config();
+    cfg.runtime.critic = false;
+    let fixed = CALC.replace("a - b", "a + b");
+    let ws = workspace_with(
+        &[("calc.py", &fixed), ("test_calc.py", TESTS)],
+        cfg,
+        vec![reply("```python\ndef mul(a, b):\n    \"\"\"The product of a and b.\"\"\"\n    return a * b\n```")],
+        None,
+    );
+    let request =
+        AgentRequest::Edit { target: Location::parse("calc.py:5-6").unwrap(), instruction: "add a docstring".into() };
+    let (_, report) = run(&ws, request).await;
+    assert_eq!(report.status, ReportStatus::Patched, "{report:#?}");
+    assert!(report.diff.contains("+    \"\"\"The product of a and b.\"\"\""), "{}", report.diff);
+}

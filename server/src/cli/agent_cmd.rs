@@ -1,0 +1,282 @@
+//! `tinycoder fix`, `tinycoder edit` and `tinycoder resume`: the agent from a
+//! terminal. Progress goes to stderr; the diff (or `--json`) to stdout. Files are
+//! written only after the tests passed in the shadow and the user agreed (or
+//! `--yes`), atomically, and only if nobody changed them meanwhile.
+
+use super::CliContext;
+use crate::agent::{
+    describe_event, AgentEnv, AgentRequest, DiskSources, Location, ReportStatus, Runtime, TaskOptions, TaskReport,
+    TestSummary,
+};
+use crate::edits::Patch;
+use crate::index::WorkspaceIndex;
+use crate::store::EventBus;
+use anyhow::Context;
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
+
+/// What every agent command accepts.
+#[derive(Debug, clap::Args)]
+pub struct ApplyArgs {
+    /// Write the patch without asking.
+    #[arg(long)]
+    pub yes: bool,
+    /// Print one JSON object (status, attempts, model calls, tokens, files, diff, tests) instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// When no attempt passes the tests, still show (and with --yes write) the best one.
+    #[arg(long)]
+    pub best_attempt: bool,
+}
+
+/// Arguments of `tinycoder fix`.
+#[derive(Debug, clap::Args)]
+pub struct FixArgs {
+    /// FILE or FILE:LINE to fix (default: the first failing test of the project).
+    pub target: Option<String>,
+    /// The error or diagnostic message, when fixing a FILE:LINE.
+    #[arg(long)]
+    pub message: Option<String>,
+    #[command(flatten)]
+    pub apply: ApplyArgs,
+}
+
+/// Arguments of `tinycoder edit`.
+#[derive(Debug, clap::Args)]
+pub struct EditArgs {
+    /// FILE or FILE:START-END to change.
+    pub target: String,
+    /// What to do, in words.
+    #[arg(long, short)]
+    pub instruction: String,
+    #[command(flatten)]
+    pub apply: ApplyArgs,
+}
+
+/// Arguments of `tinycoder resume`.
+#[derive(Debug, clap::Args)]
+pub struct ResumeArgs {
+    /// The task to resume (default: every unfinished task, newest first).
+    pub task: Option<String>,
+    #[command(flatten)]
+    pub apply: ApplyArgs,
+}
+
+/// `tinycoder fix [FILE[:LINE]] [--message TEXT]`.
+pub async fn run_fix(args: FixArgs, workspace: Option<PathBuf>) -> anyhow::Result<ExitCode> {
+    let target = args.target.as_deref().map(Location::parse).transpose().map_err(anyhow::Error::msg)?;
+    let request = AgentRequest::Fix { target, message: args.message, from_tests: false };
+    run_request(request, &args.apply, workspace).await
+}
+
+/// `tinycoder edit FILE[:START-END] --instruction TEXT`.
+pub async fn run_edit(args: EditArgs, workspace: Option<PathBuf>) -> anyhow::Result<ExitCode> {
+    let target = Location::parse(&args.target).map_err(anyhow::Error::msg)?;
+    run_request(AgentRequest::Edit { target, instruction: args.instruction }, &args.apply, workspace).await
+}
+
+/// The environment of the workspace: model, store, index (brought up to date).
+pub(super) async fn agent_env(ctx: &CliContext) -> anyhow::Result<AgentEnv> {
+    let config = ctx.loaded.config.clone();
+    let prompts = ctx.prompts()?;
+    let model = crate::llm::client_from_config(&config)?;
+    let paths = ctx.paths();
+    let store = crate::store::open_workspace(&ctx.workspace, &config)
+        .with_context(|| format!("cannot open the task store of {}", ctx.workspace.display()))?;
+    let mut index_cfg = config.clone();
+    index_cfg.index.watch = false;
+    let index = Arc::new(
+        WorkspaceIndex::open_for_workspace(&ctx.workspace, &index_cfg)
+            .with_context(|| format!("cannot open the index of {}", ctx.workspace.display()))?,
+    );
+    let sync = index.clone();
+    tokio::task::spawn_blocking(move || sync.index_all(|_| {}, &CancellationToken::new())).await??;
+    Ok(AgentEnv {
+        config,
+        prompts,
+        model,
+        bus: EventBus::new(store),
+        index,
+        paths,
+        sources: Arc::new(DiskSources::new(&ctx.workspace)),
+    })
+}
+
+fn ctrl_c_token() -> CancellationToken {
+    let cancel = CancellationToken::new();
+    let on_ctrl_c = cancel.clone();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            on_ctrl_c.cancel();
+        }
+    });
+    cancel
+}
+
+/// Prints the task's events as progress lines on stderr until the task ends.
+fn follow(bus: &EventBus, task_id: &str) -> tokio::task::JoinHandle<()> {
+    let mut rx = bus.subscribe();
+    let task_id = task_id.to_string();
+    tokio::spawn(async move {
+        while let Ok(e) = rx.recv().await {
+            if e.task_id != task_id {
+                continue;
+            }
+            if let Some(line) = describe_event(&e) {
+                eprintln!("{line}");
+            }
+            if matches!(
+                e.event_type,
+                crate::contracts::EventType::TaskCompleted | crate::contracts::EventType::TaskFailed
+            ) {
+                break;
+            }
+        }
+    })
+}
+
+async fn run_request(request: AgentRequest, apply: &ApplyArgs, workspace: Option<PathBuf>) -> anyhow::Result<ExitCode> {
+    let ctx = CliContext::load(workspace)?;
+    let env = agent_env(&ctx).await?;
+    let unfinished = env.bus.unfinished_tasks().await?;
+    if !unfinished.is_empty() {
+        eprintln!(
+            "note: {} unfinished task(s) from an earlier run; `tinycoder resume` continues them",
+            unfinished.len()
+        );
+    }
+    let runtime = Runtime::new(env);
+    let task_id = uuid::Uuid::new_v4().to_string();
+    let printer = follow(&runtime.env().bus, &task_id);
+    let options = TaskOptions { best_attempt: apply.best_attempt, origin: "cli".into(), session_id: None };
+    let cancel = ctrl_c_token();
+    let report = runtime.run(&task_id, request, options, cancel.clone()).await?;
+    let _ = tokio::time::timeout(std::time::Duration::from_millis(500), printer).await;
+    finish(&runtime, report, apply, cancel.is_cancelled()).await
+}
+
+/// `tinycoder resume [TASK]`: continues unfinished tasks from their checkpoints.
+pub async fn run_resume(args: ResumeArgs, workspace: Option<PathBuf>) -> anyhow::Result<ExitCode> {
+    let ctx = CliContext::load(workspace)?;
+    let env = agent_env(&ctx).await?;
+    let runtime = Runtime::new(env);
+    let mut unfinished = runtime.env().bus.unfinished_tasks().await?;
+    if let Some(id) = &args.task {
+        unfinished.retain(|u| u.task.task_id.starts_with(id.as_str()));
+        anyhow::ensure!(!unfinished.is_empty(), "no unfinished task starts with `{id}` (see `tinycoder events`)");
+    }
+    if unfinished.is_empty() {
+        eprintln!("no unfinished tasks");
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut code = ExitCode::SUCCESS;
+    for u in unfinished {
+        let printer = follow(&runtime.env().bus, &u.task.task_id);
+        let cancel = ctrl_c_token();
+        match runtime.resume(&u, cancel.clone()).await {
+            Ok(report) => {
+                let _ = tokio::time::timeout(std::time::Duration::from_millis(500), printer).await;
+                code = finish(&runtime, report, &args.apply, cancel.is_cancelled()).await?;
+            }
+            Err(e) => {
+                eprintln!("{e}");
+                code = ExitCode::from(1);
+            }
+        }
+    }
+    Ok(code)
+}
+
+/// Shows the outcome, writes the patch when agreed, re-runs the tests on the real tree.
+async fn finish(runtime: &Runtime, report: TaskReport, apply: &ApplyArgs, cancelled: bool) -> anyhow::Result<ExitCode> {
+    let env = runtime.env();
+    let mut applied = false;
+    let mut real_tree: Option<TestSummary> = None;
+    let mut note = String::new();
+    if let (true, Some(patch)) = (report.has_patch(), &report.patch) {
+        if !apply.json {
+            println!("{}", report.diff.trim_end());
+        }
+        let agreed = apply.yes || (!apply.json && ask_to_apply(patch, report.status));
+        if agreed {
+            match write_patch(&env.paths.root, patch) {
+                Ok(()) => {
+                    applied = true;
+                    let cancel = CancellationToken::new();
+                    real_tree = crate::agent::run_tests(env, &[], &cancel).await.ok();
+                }
+                Err(e) => note = format!("nothing written: {e}"),
+            }
+        } else {
+            note = "not applied (run again with --yes to write it)".into();
+        }
+    }
+    let passes_now = match (&report.status, &real_tree) {
+        (ReportStatus::NothingToFix, _) => true,
+        (_, Some(t)) => t.passed,
+        _ => false,
+    };
+    if apply.json {
+        let mut v = serde_json::to_value(&report)?;
+        if let Some(obj) = v.as_object_mut() {
+            obj.remove("patch");
+            obj.insert("applied".into(), applied.into());
+            obj.insert("tests_real_tree".into(), serde_json::to_value(&real_tree)?);
+            if !note.is_empty() {
+                obj.insert("note".into(), note.clone().into());
+            }
+        }
+        println!("{}", serde_json::to_string_pretty(&v)?);
+    } else {
+        eprintln!("{}", report.summary);
+        if let Some(t) = &real_tree {
+            eprintln!("written: {}; tests on your tree: {}", report.files_changed.join(", "), t.headline());
+        }
+        if !note.is_empty() {
+            eprintln!("{note}");
+        }
+    }
+    Ok(if cancelled {
+        ExitCode::from(130)
+    } else if passes_now {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+fn ask_to_apply(patch: &Patch, status: ReportStatus) -> bool {
+    if !std::io::stdin().is_terminal() {
+        return false;
+    }
+    let warning = if status == ReportStatus::BestAttempt { " (its tests FAIL)" } else { "" };
+    eprint!("Apply this patch to {}{warning}? [y/N] ", patch.files().join(", "));
+    let _ = std::io::stderr().flush();
+    let mut answer = String::new();
+    std::io::stdin().read_line(&mut answer).is_ok() && matches!(answer.trim(), "y" | "Y" | "yes" | "Yes")
+}
+
+/// Writes each change atomically (temp file + rename, permissions kept), after
+/// checking that no file changed since the task read it; writes nothing if one did.
+pub fn write_patch(root: &Path, patch: &Patch) -> anyhow::Result<()> {
+    for c in &patch.changes {
+        let current = std::fs::read_to_string(root.join(&c.path)).unwrap_or_default();
+        anyhow::ensure!(current == c.before, "{} changed since tinycoder read it; run the task again", c.path);
+    }
+    for c in &patch.changes {
+        let path = root.join(&c.path);
+        let dir = path.parent().context("a patched file has no parent folder")?;
+        let mut tmp =
+            tempfile::NamedTempFile::new_in(dir).with_context(|| format!("cannot write next to {}", path.display()))?;
+        tmp.write_all(c.after.as_bytes())?;
+        tmp.as_file().sync_all()?;
+        if let Ok(meta) = std::fs::metadata(&path) {
+            let _ = std::fs::set_permissions(tmp.path(), meta.permissions());
+        }
+        tmp.persist(&path).with_context(|| format!("cannot replace {}", path.display()))?;
+    }
+    Ok(())
+}

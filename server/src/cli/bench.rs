@@ -1,0 +1,255 @@
+//! `tinycoder bench fix DIR…`: runs the agent on a corpus of small buggy
+//! projects and reports fix rates, well-formed edits, model calls, prompt
+//! tokens and time. Each task is a folder with `project/` (copied to a temp dir
+//! for every run, so the corpus is never touched) and `task.toml`.
+
+use super::CliContext;
+use crate::agent::{AgentEnv, AgentRequest, DiskSources, ReportStatus, Runtime, TaskOptions, TaskReport};
+use crate::index::WorkspaceIndex;
+use crate::store::{EventBus, Store, StoreSettings};
+use anyhow::Context;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+/// Arguments of `tinycoder bench`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    pub what: BenchKind,
+}
+
+/// What to measure.
+#[derive(Debug, clap::Subcommand)]
+pub enum BenchKind {
+    /// Fix the failing test of every task folder under DIR… (each holds project/ and task.toml).
+    Fix(FixBenchArgs),
+}
+
+/// Arguments of `tinycoder bench fix`.
+#[derive(Debug, clap::Args)]
+pub struct FixBenchArgs {
+    /// Task folders, or folders of task folders.
+    #[arg(required = true)]
+    pub dirs: Vec<PathBuf>,
+    /// Use this model for every role (default: the configured models).
+    #[arg(long)]
+    pub model: Option<String>,
+    /// The edit format (default: runtime.edit_format).
+    #[arg(long)]
+    pub format: Option<String>,
+    /// Only tasks whose id contains this text.
+    #[arg(long)]
+    pub only: Option<String>,
+    /// Include multi-file tasks (kind = "multi").
+    #[arg(long)]
+    pub multi: bool,
+    /// Write every task's result as JSON to this file.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+}
+
+/// `task.toml` of a corpus task.
+#[derive(Debug, Deserialize)]
+struct TaskSpec {
+    language: String,
+    kind: String,
+    description: String,
+    #[serde(default)]
+    request: Option<String>,
+}
+
+/// One task's outcome.
+#[derive(Debug, Serialize)]
+struct TaskResult {
+    id: String,
+    language: String,
+    status: ReportStatus,
+    fixed: bool,
+    fixed_first_attempt: bool,
+    attempts: usize,
+    well_formed_edits: usize,
+    model_calls: usize,
+    prompt_tokens: Vec<usize>,
+    seconds: f64,
+    failure: Option<String>,
+    attempt_log: Vec<String>,
+}
+
+fn task_dirs(dirs: &[PathBuf]) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for d in dirs {
+        if d.join("task.toml").is_file() {
+            out.push(d.clone());
+        } else if let Ok(rd) = std::fs::read_dir(d) {
+            let mut children: Vec<PathBuf> =
+                rd.flatten().map(|e| e.path()).filter(|p| p.join("task.toml").is_file()).collect();
+            children.sort();
+            out.extend(children);
+        }
+    }
+    out
+}
+
+fn copy_tree(src: &Path, dest: &Path) -> anyhow::Result<()> {
+    std::fs::create_dir_all(dest)?;
+    for e in std::fs::read_dir(src)?.flatten() {
+        let name = e.file_name();
+        if name == "target" || name == "__pycache__" || name == ".pytest_cache" {
+            continue;
+        }
+        let to = dest.join(&name);
+        if e.file_type()?.is_dir() {
+            copy_tree(&e.path(), &to)?;
+        } else {
+            std::fs::copy(e.path(), &to)?;
+        }
+    }
+    Ok(())
+}
+
+/// `tinycoder bench fix DIR…`.
+pub async fn run(args: Args, workspace: Option<PathBuf>) -> anyhow::Result<ExitCode> {
+    let BenchKind::Fix(args) = args.what;
+    let ctx = CliContext::load(workspace)?;
+    let mut config = ctx.loaded.config.clone();
+    if let Some(m) = &args.model {
+        for role in [
+            &mut config.models.planner,
+            &mut config.models.coder,
+            &mut config.models.critic,
+            &mut config.models.summarizer,
+        ] {
+            role.name = m.clone();
+        }
+    }
+    if let Some(f) = &args.format {
+        config.runtime.edit_format = f.clone();
+    }
+    config.index.watch = false;
+    let prompts = ctx.prompts()?;
+    let model = crate::llm::client_from_config(&config)?;
+    let mut results = Vec::new();
+    for dir in task_dirs(&args.dirs) {
+        let id = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        if args.only.as_deref().is_some_and(|o| !id.contains(o)) {
+            continue;
+        }
+        let spec: TaskSpec = toml::from_str(&std::fs::read_to_string(dir.join("task.toml"))?)
+            .with_context(|| format!("{}: task.toml", dir.display()))?;
+        if spec.kind == "multi" && !args.multi {
+            continue;
+        }
+        eprintln!("== {id} ({}): {}", spec.language, spec.description);
+        let home = tempfile::tempdir()?;
+        let root = home.path().join("project");
+        copy_tree(&dir.join("project"), &root)?;
+        let paths = crate::paths::WorkspacePaths {
+            root: root.clone(),
+            cache_dir: home.path().join("cache"),
+            data_dir: home.path().join("data"),
+        };
+        let store =
+            Store::open(&paths.data_dir.join(crate::store::DB_FILE_NAME), StoreSettings::from_config(&config.store))?;
+        let index = WorkspaceIndex::open(&root, &paths.cache_dir.join("index"), &config.index)?;
+        let index = Arc::new(index);
+        let sync = index.clone();
+        tokio::task::spawn_blocking(move || sync.index_all(|_| {}, &CancellationToken::new())).await??;
+        let env = AgentEnv {
+            config: config.clone(),
+            prompts: prompts.clone(),
+            model: model.clone(),
+            bus: EventBus::new(store),
+            index,
+            paths,
+            sources: Arc::new(DiskSources::new(&root)),
+        };
+        // One-file fixes start from the failing test; a multi-file task's request is shown for reference.
+        if let Some(r) = &spec.request {
+            eprintln!("   request: {r}");
+        }
+        let request = AgentRequest::Fix { target: None, message: None, from_tests: false };
+        let started = Instant::now();
+        let runtime = Runtime::new(env);
+        let task_id = uuid::Uuid::new_v4().to_string();
+        let report = runtime
+            .run(
+                &task_id,
+                request,
+                TaskOptions { origin: "bench".into(), ..Default::default() },
+                CancellationToken::new(),
+            )
+            .await?;
+        let fixed = report.status == ReportStatus::Patched && verify_on_tree(&runtime, &report).await;
+        let result = summarize(&id, &spec.language, &report, fixed, started.elapsed().as_secs_f64());
+        eprintln!(
+            "   {} in {} attempt(s), {} call(s), prompt max {} tokens, {:.0} s{}",
+            if result.fixed { "FIXED" } else { "not fixed" },
+            result.attempts,
+            result.model_calls,
+            result.prompt_tokens.iter().max().unwrap_or(&0),
+            result.seconds,
+            result.failure.as_deref().map(|f| format!(": {f}")).unwrap_or_default()
+        );
+        results.push(result);
+    }
+    print_table(&results, &config.models.coder.name, &config.runtime.edit_format);
+    if let Some(path) = &args.json {
+        std::fs::write(path, serde_json::to_string_pretty(&results)?)
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Writes the patch into the temp copy and runs the tests there: fixed means green on the tree.
+async fn verify_on_tree(runtime: &Runtime, report: &TaskReport) -> bool {
+    let Some(patch) = &report.patch else { return false };
+    if super::agent_cmd::write_patch(&runtime.env().paths.root, patch).is_err() {
+        return false;
+    }
+    crate::agent::run_tests(runtime.env(), &[], &CancellationToken::new()).await.map(|t| t.passed).unwrap_or(false)
+}
+
+fn summarize(id: &str, language: &str, report: &TaskReport, fixed: bool, seconds: f64) -> TaskResult {
+    TaskResult {
+        id: id.to_string(),
+        language: language.to_string(),
+        status: report.status,
+        fixed,
+        fixed_first_attempt: fixed && report.attempts == 1,
+        attempts: report.attempts,
+        well_formed_edits: report.well_formed_edits,
+        model_calls: report.model_calls,
+        prompt_tokens: report.prompt_tokens.clone(),
+        seconds,
+        failure: report.failure_reason.clone(),
+        attempt_log: report.attempt_log.clone(),
+    }
+}
+
+fn print_table(results: &[TaskResult], model: &str, format: &str) {
+    let n = results.len().max(1) as f64;
+    let fixed = results.iter().filter(|r| r.fixed).count();
+    let first = results.iter().filter(|r| r.fixed_first_attempt).count();
+    let attempts: usize = results.iter().map(|r| r.attempts).sum();
+    let well: usize = results.iter().map(|r| r.well_formed_edits).sum();
+    let calls: usize = results.iter().map(|r| r.model_calls).sum();
+    let tokens: Vec<usize> = results.iter().flat_map(|r| r.prompt_tokens.iter().copied()).collect();
+    let max_tokens = tokens.iter().max().copied().unwrap_or(0);
+    let mean_tokens = tokens.iter().sum::<usize>() as f64 / tokens.len().max(1) as f64;
+    let secs: f64 = results.iter().map(|r| r.seconds).sum();
+    println!("| model | edit format | tasks | fixed | first attempt | after retries | well-formed edits | model calls / task | prompt tokens / call (max, mean) | s / task |");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
+    println!(
+        "| {model} | {format} | {} | {fixed} ({:.0} %) | {first} | {} | {well}/{attempts} ({:.0} %) | {:.2} | {max_tokens}, {mean_tokens:.0} | {:.0} |",
+        results.len(),
+        100.0 * fixed as f64 / n,
+        fixed - first,
+        100.0 * well as f64 / attempts.max(1) as f64,
+        calls as f64 / n,
+        secs / n
+    );
+}

@@ -1,0 +1,32 @@
+//! Why a reply could not become an edit; each message is fed back to the model.
+
+/// A reply that could not be turned into a valid new file.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum EditError {
+    #[error("the reply holds no code block; reply with the changed code in one ``` fenced block")]
+    NoCode,
+    #[error("the reply defines {found}, which {is_are} not in `{path}`{hint}")]
+    UnknownSymbol { path: String, found: String, is_are: &'static str, hint: String },
+    #[error("the reply changes `{name}`, a test; fix the code under test instead and leave the tests as they are")]
+    EditsTest { name: String },
+    #[error("the SEARCH text of block {block} was not found in `{path}`{hint}")]
+    SearchNotFound { path: String, block: usize, hint: String },
+    #[error(
+        "the SEARCH text of block {block} matches {count} places in `{path}`; include more lines so it matches one"
+    )]
+    Ambiguous { path: String, block: usize, count: usize },
+    #[error("the reply holds no SEARCH/REPLACE block (<<<<<<< SEARCH … ======= … >>>>>>> REPLACE)")]
+    NoBlocks,
+    #[error("the reply leaves out parts of `{path}` ({why}); reply with the whole file, nothing elided")]
+    Elided { path: String, why: String },
+    #[error("the edited `{path}` no longer parses: {errors}")]
+    Syntax { path: String, errors: String },
+    #[error("the reply changes nothing in `{path}`")]
+    Unchanged { path: String },
+    #[error("the reply is not valid JSON for an edit: {0}")]
+    Json(String),
+    #[error(
+        "tinycoder cannot parse `{path}` (no grammar for this language); use the whole-file or search/replace format"
+    )]
+    NoGrammar { path: String },
+}

@@ -1,0 +1,110 @@
+//! A patch as an LSP `WorkspaceEdit`: versioned `documentChanges` with one
+//! small text edit per changed hunk (so the client's diff preview shows just the
+//! change) and a change annotation that asks for confirmation.
+
+use super::convert::to_lsp_position;
+use crate::edits::Patch;
+use crate::text::{Document, PositionEncoding};
+use std::collections::HashMap;
+use std::path::Path;
+use tower_lsp_server::ls_types::{
+    AnnotatedTextEdit, ChangeAnnotation, DocumentChanges, OneOf, OptionalVersionedTextDocumentIdentifier, Range,
+    TextDocumentEdit, TextEdit, Uri, WorkspaceEdit,
+};
+
+/// The change annotation's id.
+pub const ANNOTATION_ID: &str = "tinycoder.patch";
+
+/// Text edits turning `before` into `after`, one per changed run of lines, in `enc` units.
+pub fn hunk_edits(before: &str, after: &str, enc: PositionEncoding) -> Vec<TextEdit> {
+    let doc = Document::new(before, 0, "");
+    let old_lines: Vec<&str> = before.split_inclusive('\n').collect();
+    let new_lines: Vec<&str> = after.split_inclusive('\n').collect();
+    let offsets: Vec<usize> = std::iter::once(0)
+        .chain(old_lines.iter().scan(0usize, |acc, l| {
+            *acc += l.len();
+            Some(*acc)
+        }))
+        .collect();
+    let diff =
+        similar::TextDiff::configure().algorithm(similar::Algorithm::Patience).diff_slices(&old_lines, &new_lines);
+    let mut out = Vec::new();
+    for op in diff.ops() {
+        let (tag, old, new) = op.as_tag_tuple();
+        if tag == similar::DiffTag::Equal {
+            continue;
+        }
+        let start = doc.byte_to_position(offsets[old.start], enc);
+        let end = doc.byte_to_position(offsets[old.end], enc);
+        out.push(TextEdit {
+            range: Range { start: to_lsp_position(start), end: to_lsp_position(end) },
+            new_text: new_lines[new.clone()].concat(),
+        });
+    }
+    out
+}
+
+/// The workspace edit of `patch` under `root`; `versions` holds the version each
+/// open document had when the task read it (files not open get no version).
+pub fn workspace_edit(
+    root: &Path,
+    patch: &Patch,
+    versions: &HashMap<String, i32>,
+    enc: PositionEncoding,
+    annotation: Option<ChangeAnnotation>,
+) -> Option<WorkspaceEdit> {
+    let mut edits = Vec::new();
+    for c in &patch.changes {
+        let uri = Uri::from_file_path(root.join(&c.path))?;
+        let hunks = hunk_edits(&c.before, &c.after, enc);
+        let edits_of: Vec<OneOf<TextEdit, AnnotatedTextEdit>> = hunks
+            .into_iter()
+            .map(|text_edit| match &annotation {
+                Some(_) => OneOf::Right(AnnotatedTextEdit { text_edit, annotation_id: ANNOTATION_ID.to_string() }),
+                None => OneOf::Left(text_edit),
+            })
+            .collect();
+        edits.push(TextDocumentEdit {
+            text_document: OptionalVersionedTextDocumentIdentifier { uri, version: versions.get(&c.path).copied() },
+            edits: edits_of,
+        });
+    }
+    let change_annotations = annotation.map(|a| HashMap::from([(ANNOTATION_ID.to_string(), a)]));
+    Some(WorkspaceEdit { changes: None, document_changes: Some(DocumentChanges::Edits(edits)), change_annotations })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn apply(text: &str, edits: &[TextEdit]) -> String {
+        // Apply from the end, with UTF-16 positions, as a client would.
+        let mut doc = Document::new(text, 0, "");
+        let mut sorted = edits.to_vec();
+        sorted.sort_by_key(|e| std::cmp::Reverse((e.range.start.line, e.range.start.character)));
+        for e in sorted {
+            let change = crate::text::TextChange {
+                range: Some(super::super::convert::to_text_range(e.range)),
+                text: e.new_text.clone(),
+            };
+            doc.apply_change(&change, PositionEncoding::Utf16);
+        }
+        doc.text()
+    }
+
+    #[test]
+    fn hunks_apply_back_to_the_new_text() {
+        let cases = [
+            ("def add(a, b):\n    return a - b\n", "def add(a, b):\n    return a + b\n"),
+            ("a\nb\nc\nd\ne\n", "a\nB\nc\nd\nE\nf\n"),
+            ("x = 'é🙂'\ny = 1", "x = 'é🙂'\ny = 2"),
+            ("one\n", "zero\none\n"),
+            ("keep\ndrop\n", "keep\n"),
+        ];
+        for (before, after) in cases {
+            let edits = hunk_edits(before, after, PositionEncoding::Utf16);
+            assert_eq!(apply(before, &edits), after, "{before:?} -> {after:?}: {edits:?}");
+        }
+        assert_eq!(hunk_edits("a\nb\n", "a\nc\n", PositionEncoding::Utf16).len(), 1);
+    }
+}

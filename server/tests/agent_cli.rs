@@ -1,0 +1,87 @@
+//! `tinycoder fix` end to end with a REAL coder model (Qwen2.5-Coder 0.5B on the
+//! test bed's llama-server): a failing test in a copy of a project becomes a
+//! green test run on the real tree, and the task's events tell how.
+
+mod common;
+
+use serde_json::Value;
+use std::process::Command;
+
+fn tinycoder(project: &std::path::Path, home: &std::path::Path, url: &str, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_tinycoder"))
+        .args(args)
+        .current_dir(project)
+        .envs(common::agent_env(url, home))
+        .output()
+        .expect("run tinycoder")
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn fix_makes_the_tests_pass_on_the_real_tree_and_records_the_steps() {
+    let url = common::openai_url();
+    common::require_server(&url, "/health").await;
+    let home = tempfile::tempdir().unwrap();
+    let project = home.path().join("shop");
+    common::copy_fixture("agent-python", &project);
+    assert!(!common::pytest_passes(&project), "the fixture starts red");
+
+    let out = tokio::task::block_in_place(|| tinycoder(&project, home.path(), &url, &["fix", "--yes", "--json"]));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let report: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("--json prints one object ({e}); stderr:\n{stderr}"));
+    assert_eq!(report["status"], "patched", "{report:#}\n{stderr}");
+    assert_eq!(report["applied"], true, "{report:#}");
+    assert_eq!(report["files_changed"], serde_json::json!(["shop/prices.py"]), "{report:#}");
+    assert_eq!(report["tests_real_tree"]["passed"], true, "{report:#}");
+    assert_eq!(out.status.code(), Some(0), "exit 0 only when the tree's tests pass\n{stderr}");
+    assert!(common::pytest_passes(&project), "pytest itself agrees");
+    assert!(report["prompt_tokens_max"].as_u64().unwrap() > 0 && report["model_calls"].as_u64().unwrap() >= 1);
+    assert!(report["diff"].as_str().unwrap().contains("+++ b/shop/prices.py"));
+    assert!(stderr.contains("test(s) fail before any change"), "progress on stderr:\n{stderr}");
+
+    // The event log tells the story in order.
+    let task = report["task_id"].as_str().unwrap();
+    let ev = tokio::task::block_in_place(|| tinycoder(&project, home.path(), &url, &["events", task, "--json"]));
+    let types: Vec<String> = String::from_utf8_lossy(&ev.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .map(|e| e["type"].as_str().unwrap_or("").to_string())
+        .collect();
+    let wanted = [
+        "task_received",
+        "tool_called",
+        "tool_completed",
+        "context_built",
+        "coder_called",
+        "llm_called",
+        "llm_result_received",
+        "coder_completed",
+        "tool_called",
+        "tool_completed",
+        "critic_called",
+        "critic_completed",
+        "memory_write_decided",
+        "task_completed",
+    ];
+    let mut at = 0;
+    for t in &types {
+        if at < wanted.len() && t == wanted[at] {
+            at += 1;
+        }
+    }
+    assert_eq!(at, wanted.len(), "events in order {wanted:?}, got {types:?}");
+    assert_eq!(types.last().map(String::as_str), Some("task_completed"));
+}
+
+#[test]
+fn fix_with_the_model_server_down_says_so_and_writes_nothing() {
+    let home = tempfile::tempdir().unwrap();
+    let project = home.path().join("shop");
+    common::copy_fixture("agent-python", &project);
+    let before = std::fs::read_to_string(project.join("shop/prices.py")).unwrap();
+    let out = tinycoder(&project, home.path(), &common::closed_port_url(), &["fix", "--yes"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("not reachable") || stderr.contains("could not connect"), "{stderr}");
+    assert_eq!(std::fs::read_to_string(project.join("shop/prices.py")).unwrap(), before);
+}

@@ -1,0 +1,124 @@
+//! The quick-fix through a real LSP client over stdio, with a REAL coder model
+//! (Qwen2.5-Coder 0.5B on the test bed's llama-server): a failing test becomes
+//! a diagnostic, its quick-fix becomes a `workspace/applyEdit` with versioned
+//! document changes and a confirmation annotation, the edit applies cleanly,
+//! parses, and turns the tests green; the diagnostic is cleared.
+
+mod common;
+mod lsp_client;
+
+use lsp_client::{apply_text_edits, file_uri, LspClient};
+use serde_json::{json, Value};
+use std::time::{Duration, Instant};
+
+/// How long the whole fix may take on a busy 2-core machine (a hang guard, not a timing assertion).
+const FIX_DEADLINE: Duration = Duration::from_secs(900);
+
+fn next_message(client: &mut LspClient, deadline: Instant, what: &str) -> Value {
+    let left = deadline.saturating_duration_since(Instant::now());
+    client.recv(left.min(Duration::from_secs(5))).unwrap_or_else(|| {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}; inbox: {:#?}", client.inbox);
+        Value::Null
+    })
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_quick_fix_on_a_test_diagnostic_applies_a_tested_patch() {
+    let url = common::openai_url();
+    common::require_server(&url, "/health").await;
+    tokio::task::block_in_place(|| run(&url));
+}
+
+fn run(url: &str) {
+    let mut client = LspClient::spawn();
+    let root = client.root().to_path_buf();
+    common::copy_fixture("agent-python", &root);
+    client.replies.insert("workspace/applyEdit".into(), json!({"applied": true}));
+    client.initialize(&["utf-16"], common::agent_init_options(url));
+
+    let red = client
+        .request("workspace/executeCommand", json!({"command": "tinycoder.runTests", "arguments": []}))
+        .expect("runTests");
+    assert_eq!(red["passed"], false, "{red:#}");
+    let test_uri = file_uri(&root, "tests/test_prices.py");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let diagnostic = loop {
+        let found = client
+            .inbox
+            .iter()
+            .rev()
+            .find(|m| m["method"] == "textDocument/publishDiagnostics" && m["params"]["uri"] == test_uri)
+            .cloned();
+        if let Some(m) = found {
+            break m["params"]["diagnostics"][0].clone();
+        }
+        let m = next_message(&mut client, deadline, "the test diagnostics");
+        client.inbox.push_back(m);
+    };
+    assert_eq!(diagnostic["source"], "tinycoder");
+
+    // List the code actions at the diagnostic, as an editor's light bulb does, and take the quick-fix.
+    let actions = client
+        .request(
+            "textDocument/codeAction",
+            json!({"textDocument": {"uri": test_uri}, "range": diagnostic["range"], "context": {"diagnostics": [diagnostic]}}),
+        )
+        .expect("codeAction");
+    let quickfix = actions.as_array().unwrap().iter().find(|a| a["kind"] == "quickfix").cloned().expect("a quick-fix");
+    let started = client
+        .request(
+            "workspace/executeCommand",
+            json!({"command": quickfix["command"]["command"], "arguments": quickfix["command"]["arguments"]}),
+        )
+        .expect("tinycoder.fix starts");
+    assert!(started["taskId"].is_string() && started["jobId"].is_string(), "{started:#}");
+
+    // The patch arrives as workspace/applyEdit (auto-answered `applied: true`, as a user accepting it).
+    let deadline = Instant::now() + FIX_DEADLINE;
+    let edit = loop {
+        let m = next_message(&mut client, deadline, "workspace/applyEdit");
+        if m["method"] == "window/showMessage" && m["params"]["type"].as_u64() <= Some(2) {
+            panic!("the fix failed: {m:#}");
+        }
+        if m["method"] == "workspace/applyEdit" {
+            break m["params"]["edit"].clone();
+        }
+        if !m.is_null() {
+            client.inbox.push_back(m);
+        }
+    };
+    let annotation = &edit["changeAnnotations"]["tinycoder.patch"];
+    assert_eq!(annotation["needsConfirmation"], true, "{edit:#}");
+    assert!(annotation["label"].as_str().unwrap().contains("tests pass"), "{edit:#}");
+    let changes = edit["documentChanges"].as_array().expect("versioned document changes");
+    assert_eq!(changes.len(), 1, "{edit:#}");
+    let doc = &changes[0];
+    assert_eq!(doc["textDocument"]["uri"], file_uri(&root, "shop/prices.py"));
+    assert!(doc["textDocument"]["version"].is_null(), "the file is not open: no version");
+    let path = root.join("shop/prices.py");
+    let before = std::fs::read_to_string(&path).unwrap();
+    let after = apply_text_edits(&before, doc["edits"].as_array().unwrap(), "utf-16");
+    assert!(doc["edits"].as_array().unwrap().iter().all(|e| e["annotationId"] == "tinycoder.patch"));
+    std::fs::write(&path, &after).unwrap();
+    let compiles = std::process::Command::new("python3")
+        .args(["-m", "py_compile"])
+        .arg(&path)
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .status()
+        .unwrap();
+    assert!(compiles.success(), "the patched file parses:\n{after}");
+    assert!(common::pytest_passes(&root), "the patch turns the tests green:\n{after}");
+
+    // The server runs the tests again and clears the diagnostic.
+    let deadline = Instant::now() + Duration::from_secs(300);
+    loop {
+        let m = next_message(&mut client, deadline, "the cleared diagnostics");
+        if m["method"] == "textDocument/publishDiagnostics"
+            && m["params"]["uri"] == test_uri
+            && m["params"]["diagnostics"] == json!([])
+        {
+            break;
+        }
+    }
+    assert_eq!(client.shutdown_and_exit().code(), Some(0));
+}

@@ -1,0 +1,1 @@
+# Project root on sys.path for the specs in spec/.

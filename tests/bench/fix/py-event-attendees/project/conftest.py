@@ -1,0 +1,1 @@
+# Lets the checks import the modules at the project root.

@@ -1,0 +1,52 @@
+"""A small least-recently-used cache with hit statistics, used for thumbnails."""
+from collections import OrderedDict
+
+_MISSING = object()
+
+
+class LRUCache:
+    def __init__(self, capacity):
+        if capacity < 1:
+            raise ValueError("capacity must be at least 1")
+        self.capacity = capacity
+        self._data = OrderedDict()
+        self.hits = 0
+        self.misses = 0
+        self.evictions = 0
+
+    def __len__(self):
+        return len(self._data)
+
+    def __contains__(self, key):
+        return key in self._data
+
+    def get(self, key, default=None):
+        value = self._data.get(key, _MISSING)
+        if value is _MISSING:
+            self.misses += 1
+            return default
+        self.hits += 1
+        return value
+
+    def put(self, key, value):
+        if key in self._data:
+            self._data.move_to_end(key)
+        self._data[key] = value
+        while len(self._data) > self.capacity:
+            self._data.popitem(last=False)
+            self.evictions += 1
+
+    def get_or_load(self, key, loader):
+        value = self.get(key, _MISSING)
+        if value is _MISSING:
+            value = loader(key)
+            self.put(key, value)
+        return value
+
+    def keys(self):
+        """Keys from least to most recently used."""
+        return list(self._data)
+
+    def hit_rate(self):
+        total = self.hits + self.misses
+        return self.hits / total if total else 0.0

@@ -1,0 +1,1 @@
+# Root on sys.path for the checks/ folder.

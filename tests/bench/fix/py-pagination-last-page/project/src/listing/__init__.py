@@ -1,0 +1,3 @@
+from .pages import Page, paginate
+
+__all__ = ["Page", "paginate"]

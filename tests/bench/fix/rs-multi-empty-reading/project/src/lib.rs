@@ -1,0 +1,4 @@
+//! Daily electricity meter logs: `date,reading_kwh` lines.
+pub mod error;
+pub mod parse;
+pub mod summary;

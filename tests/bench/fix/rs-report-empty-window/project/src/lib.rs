@@ -1,0 +1,5 @@
+//! Uptime reports for monitored services.
+pub mod metrics;
+pub mod report;
+
+pub use report::{Report, ServiceLine};
