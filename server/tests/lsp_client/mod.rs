@@ -380,7 +380,7 @@ pub fn apply_text_edits(text: &str, edits: &[Value], enc: &str) -> String {
             (a, b, e["newText"].as_str().unwrap().to_string())
         })
         .collect();
-    spans.sort_by(|x, y| y.0.cmp(&x.0));
+    spans.sort_by_key(|x| std::cmp::Reverse(x.0));
     let mut out = text.to_string();
     for (a, b, t) in spans {
         out.replace_range(a..b, &t);
