@@ -14,6 +14,27 @@ scripts/setup.sh
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/tinycoder/cargo-target}
 export CARGO_TERM_COLOR=never
 
+# The ACP clients the end-to-end tests drive, cached outside the repository: the
+# official TypeScript SDK from npm and the Python SDK from PyPI.
+acp_cache=${XDG_CACHE_HOME:-$HOME/.cache}/tinycoder
+export TINYCODER_ACP_NODE=${TINYCODER_ACP_NODE:-$acp_cache/acp-node}
+export TINYCODER_ACP_VENV=${TINYCODER_ACP_VENV:-$acp_cache/acp-venv}
+if ! command -v npm >/dev/null; then
+  log "installing nodejs and npm"
+  SUDO=; [ "$(id -u)" = 0 ] || SUDO=sudo
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq nodejs npm >/dev/null
+fi
+[ -f "$TINYCODER_ACP_NODE/node_modules/@agentclientprotocol/sdk/package.json" ] || {
+  log "installing the ACP TypeScript SDK into $TINYCODER_ACP_NODE"
+  mkdir -p "$TINYCODER_ACP_NODE"
+  npm install --no-audit --no-fund --prefix "$TINYCODER_ACP_NODE" @agentclientprotocol/sdk@2.4.0 >&2
+}
+"$TINYCODER_ACP_VENV/bin/python" -c 'import acp' 2>/dev/null || {
+  log "installing the ACP Python SDK into $TINYCODER_ACP_VENV"
+  python3 -m venv "$TINYCODER_ACP_VENV"
+  "$TINYCODER_ACP_VENV/bin/python" -m pip install -q agent-client-protocol==0.12.1
+}
+
 # Stop afterwards only the servers this run starts; leave a developer's running ones alone.
 to_stop=()
 status=$(scripts/testbed.sh status)

@@ -103,7 +103,8 @@ fn a_test_turn_streams_its_failures_and_the_session_loads_back() {
     let mut again = AcpClient::spawn_in(home.path(), &[]);
     again.initialize();
     again.request("session/load", json!({"sessionId": id, "cwd": ws, "mcpServers": []}), T).expect("session/load");
-    let replayed: Vec<&Value> = again.updates.iter().filter(|u| u["sessionId"] == json!(id)).map(|u| &u["update"]).collect();
+    let replayed: Vec<&Value> =
+        again.updates.iter().filter(|u| u["sessionId"] == json!(id)).map(|u| &u["update"]).collect();
     let user = replayed.iter().find(|u| u["sessionUpdate"] == "user_message_chunk").expect("the user's turn");
     assert_eq!(user["content"]["text"], json!("/test"));
     assert!(replayed.iter().any(|u| u["sessionUpdate"] == "agent_message_chunk"), "{replayed:#?}");

@@ -85,7 +85,11 @@ impl AcpClient {
     /// Writes one raw line (no framing beyond the newline).
     pub fn send_raw(&mut self, line: &str) {
         let stdin = self.stdin.as_mut().expect("stdin open");
-        stdin.write_all(line.as_bytes()).and_then(|_| stdin.write_all(b"\n")).and_then(|_| stdin.flush()).expect("write");
+        stdin
+            .write_all(line.as_bytes())
+            .and_then(|_| stdin.write_all(b"\n"))
+            .and_then(|_| stdin.flush())
+            .expect("write");
     }
 
     /// Sends a notification.
@@ -162,7 +166,8 @@ impl AcpClient {
 
     /// `initialize` with file-system capabilities.
     pub fn initialize(&mut self) -> Value {
-        let params = json!({"protocolVersion": 1, "clientCapabilities": {"fs": {"readTextFile": true, "writeTextFile": true}}});
+        let params =
+            json!({"protocolVersion": 1, "clientCapabilities": {"fs": {"readTextFile": true, "writeTextFile": true}}});
         self.request("initialize", params, Duration::from_secs(30)).expect("initialize")
     }
 
