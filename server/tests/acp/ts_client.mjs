@@ -62,10 +62,12 @@ const text = (list) =>
 async function prompt(ctx, sessionId, words, onUpdate) {
   const before = (updates.get(sessionId) ?? []).length;
   let cancelledAt = null;
+  let scheduled = false; // one session/cancel per turn, timed from when it is sent
   const listener = (p) => {
-    if (p.sessionId !== sessionId || cancelledAt !== null || !onUpdate) return;
+    if (p.sessionId !== sessionId || scheduled || !onUpdate) return;
     const wait = onUpdate(p.update);
     if (wait !== undefined && wait !== false) {
+      scheduled = true;
       setTimeout(() => {
         cancelledAt = Date.now();
         log("sending session/cancel");
