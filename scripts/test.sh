@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs every test of tinycoder against real parts: installs what is missing,
-# starts the model test bed (Ollama + llama-server with two small real models),
+# starts the model test bed (Ollama + llama-server with real coder models),
 # runs `cargo test --release` (so the LSP tests drive the release binary), and
 # stops the servers it started. Build artefacts are cached in
 # ~/.cache/tinycoder/cargo-target so a fresh clone builds only tinycoder itself.

@@ -20,6 +20,7 @@ Python 3 stdlib only. Stop it with SIGTERM or Ctrl-C.
 import argparse
 import http.client
 import json
+import os
 import signal
 import sys
 import threading
@@ -58,6 +59,10 @@ class CallLog:
                 f.write(line + "\n")
 
 
+# LLM_PROXY_DUMP=1 keeps every prompt and reply in the log (to read what a model saw and said).
+DUMP = os.environ.get("LLM_PROXY_DUMP") == "1"
+
+
 def usage_fields(obj, acc):
     """Fold token counts from one response object (or SSE chunk) into acc."""
     usage = obj.get("usage")
@@ -87,6 +92,8 @@ def usage_fields(obj, acc):
         delta = choice.get("delta") or choice.get("message") or {}
         content = delta.get("content") or choice.get("text") or ""
         acc["completion_chars"] = acc.get("completion_chars", 0) + len(content)
+        if DUMP:
+            acc["completion"] = acc.get("completion", "") + content
     if obj.get("model") and "response_model" not in acc:
         acc["response_model"] = obj["model"]
 
@@ -221,6 +228,8 @@ class ProxyHandler(BaseHTTPRequestHandler):
         if isinstance(messages, list):
             record["messages"] = len(messages)
             record["prompt_chars"] = sum(len(_text(m.get("content"))) for m in messages if isinstance(m, dict))
+            if DUMP:
+                record["prompt_messages"] = messages
             if messages and isinstance(messages[0], dict):
                 # Enough of the first message to tell an agent's kinds of call apart.
                 record["first_message_head"] = _text(messages[0].get("content"))[:80]

@@ -9,6 +9,8 @@ pub struct Word {
     pub dynamic: bool,
     /// Sources of `$(…)`, backtick and `<(…)` substitutions inside the word.
     pub substitutions: Vec<String>,
+    /// True when any part was quoted or escaped: such a word is never a reserved word.
+    pub quoted: bool,
 }
 
 /// A lexer token: a word, or an operator (`|`, `&&`, `;`, `>`, `(`, newline …).
@@ -56,6 +58,7 @@ pub(super) fn tokenize(line: &str, depth: usize) -> Result<Vec<Token>, String> {
                 if let Some(&n) = chars.get(i + 1) {
                     if n != '\n' {
                         cur.text.push(n);
+                        cur.quoted = true;
                         in_word = true;
                     }
                     i += 2;
@@ -66,11 +69,13 @@ pub(super) fn tokenize(line: &str, depth: usize) -> Result<Vec<Token>, String> {
             '\'' => {
                 let end = chars[i + 1..].iter().position(|&x| x == '\'').ok_or("unclosed single quote")?;
                 cur.text.extend(&chars[i + 1..i + 1 + end]);
+                cur.quoted = true;
                 in_word = true;
                 i += end + 2;
             }
             '"' => {
                 in_word = true;
+                cur.quoted = true;
                 i += 1;
                 loop {
                     let Some(&d) = chars.get(i) else {

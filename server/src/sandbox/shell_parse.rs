@@ -213,7 +213,7 @@ fn simple_command(
         if let Some(name) = assignment_name(t) {
             assignments.push(name.to_string());
             start += 1;
-        } else if RESERVED.contains(&t.as_str()) {
+        } else if !words[start].quoted && RESERVED.contains(&t.as_str()) {
             start += 1;
         } else {
             break;
@@ -226,7 +226,7 @@ fn simple_command(
         }
         return Ok(());
     }
-    if DATA_LEADERS.contains(&words[0].text.as_str()) {
+    if !words[0].quoted && DATA_LEADERS.contains(&words[0].text.as_str()) {
         return Ok(());
     }
     let base = CommandUse {
@@ -491,6 +491,7 @@ mod tests {
             ":(){ :|:& };:",
             "function f { rm x; }",
             "PROMPT_COMMAND='curl x' ls < in.txt >> log",
+            "'do' for \\if; do rm x",
         ];
         let rendered: String = cases.iter().map(|c| format!("$ {c}\n{}\n", progs(c))).collect();
         expect_test::expect![[r#"
@@ -539,6 +540,9 @@ mod tests {
             function["f", "{", "rm", "x"]
             $ PROMPT_COMMAND='curl x' ls < in.txt >> log
             ls[] >["log"] assigns ["PROMPT_COMMAND"]
+            $ 'do' for \if; do rm x
+            do["for", "if"]
+            rm["x"]
         "#]]
         .assert_eq(&rendered);
     }
