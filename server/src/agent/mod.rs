@@ -12,6 +12,7 @@
 //! adapters over it. Only the runtime loop changes a task's state; the router,
 //! the target ranking, the edit parsing and the memory policy are pure.
 
+mod add_tests;
 mod coder;
 mod critic;
 mod env;
@@ -26,6 +27,7 @@ mod state;
 mod steps;
 pub mod target;
 
+pub use add_tests::{subject_at, Subject};
 pub use env::{read_workspace_file, AgentEnv, DiskSources, SourceView};
 pub use error::AgentError;
 pub use memory_step::MemoryContext;
