@@ -64,12 +64,15 @@ pub async fn ask(backend: &Backend, args: &[Value]) -> Result<Option<Value>> {
     answer(launcher, RequestKind::Question { text: question, path: file }, request, primary, title, "tinycoder: ask")
 }
 
-/// The context of an answer: the builder's sections for `kind`, with `request` last.
+/// The context of an answer: the builder's sections for `kind`, with `request` last;
+/// `system` replaces the builder's system prompt, `reserve` keeps tokens free for more messages.
 pub async fn answer_context(
     env: &AgentEnv,
     kind: RequestKind,
     request: String,
     primary_text: Option<String>,
+    system: Option<String>,
+    reserve: usize,
 ) -> std::result::Result<BuiltContext, crate::context::ContextError> {
     let counter = TokenCounter::with_model(&env.config.budget, env.model.clone(), ModelRole::Coder);
     let memory = MemoryContext::new(env);
@@ -80,7 +83,14 @@ pub async fn answer_context(
         memory: &memory,
         counter: &counter,
     };
-    let extras = ContextExtras { request: Some(request), request_last: true, primary_text, ..Default::default() };
+    let extras = ContextExtras {
+        system,
+        request: Some(request),
+        request_last: true,
+        primary_text,
+        reserve_tokens: reserve,
+        ..Default::default()
+    };
     builder.build_with(&ContextRequest { kind, role: ModelRole::Coder }, &extras).await
 }
 
@@ -131,7 +141,9 @@ fn answer(
         let result = async {
             let env = launcher.env(launcher.snapshot()).await?;
             progress.report("gathering the code the answer needs", None);
-            let ctx = answer_context(&env, kind, request, primary.map(|(_, t)| t)).await.map_err(|e| e.to_string())?;
+            let ctx = answer_context(&env, kind, request, primary.map(|(_, t)| t), None, 0)
+                .await
+                .map_err(|e| e.to_string())?;
             let messages = vec![ChatMessage::system(ctx.system()), ChatMessage::user(ctx.user_message())];
             let req = ChatRequest::new(ModelRole::Coder, messages);
             let mut stream = env.model.chat_stream(req, cancel.clone()).await.map_err(|e| e.to_string())?;

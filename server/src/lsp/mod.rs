@@ -7,6 +7,7 @@
 pub mod agent_flow;
 pub mod answer_flow;
 pub mod chat;
+mod chat_context;
 mod chat_flow;
 pub mod code_actions;
 pub mod commands;
