@@ -78,7 +78,7 @@ fn bench_shadow() {
 }
 
 fn bench_run_overhead(rt: &tokio::runtime::Runtime, program: &str, args: &[&str], n: usize) {
-    let inputs = ConfigInputs { user_file: None, workspace_root: None, env: vec![], init_options: None };
+    let inputs = ConfigInputs::default();
     let config = LoadedConfig::load(&inputs).expect("config").config.sandbox;
     let ws = tempfile::tempdir().expect("tempdir");
     std::fs::write(ws.path().join("a.txt"), "a").expect("write");

@@ -1,5 +1,5 @@
 //! `tinycoder/chat` through a real client against a REAL model server
-//! (Ollama at 127.0.0.1:11434 with `smollm2`; start it with `scripts/testbed.sh up`).
+//! (the test bed's Ollama, TINYCODER_TEST_OLLAMA_URL, with `smollm2`; start it with `scripts/testbed.sh up`).
 
 mod lsp_client;
 
@@ -7,20 +7,27 @@ use lsp_client::{file_uri, LspClient};
 use serde_json::{json, Value};
 use std::time::Duration;
 
-const OLLAMA: &str = "http://127.0.0.1:11434";
+/// The test bed's Ollama: `TINYCODER_TEST_OLLAMA_URL`, default the address `scripts/testbed.sh up` uses.
+fn ollama_url() -> String {
+    std::env::var("TINYCODER_TEST_OLLAMA_URL").unwrap_or_else(|_| "http://127.0.0.1:11434".into())
+}
 
 fn require_ollama() {
-    let addr = "127.0.0.1:11434".parse().unwrap();
-    if std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(3)).is_err() {
-        panic!(
-            "Ollama is not reachable at {OLLAMA}; this test needs the real model server: run `scripts/testbed.sh up`"
-        );
-    }
+    let url = ollama_url();
+    let addr = url.trim_start_matches("http://").trim_end_matches('/');
+    let reachable = std::net::ToSocketAddrs::to_socket_addrs(addr)
+        .ok()
+        .and_then(|mut a| a.next())
+        .is_some_and(|a| std::net::TcpStream::connect_timeout(&a, Duration::from_secs(3)).is_ok());
+    assert!(
+        reachable,
+        "Ollama is not reachable at {url}; this test needs the real model server: run `scripts/testbed.sh up`"
+    );
 }
 
 fn chat_options() -> Value {
     json!({
-        "backend": {"kind": "ollama", "url": OLLAMA},
+        "backend": {"kind": "ollama", "url": ollama_url(), "background_idle_ms": 500},
         "budget": {"reserved_output_tokens": 256},
         "models": {"coder": {"name": "smollm2", "num_ctx": 2048, "max_output_tokens": 200, "temperature": 0.0}}
     })

@@ -65,18 +65,75 @@ fn run_tests_publishes_failures_and_a_green_run_clears_them() {
     assert_eq!(client.shutdown_and_exit().code(), Some(0));
 }
 
+/// One task and one memory item in the real workspace store of `root`, before the server starts.
+async fn seed_store(root: &std::path::Path) -> (String, String) {
+    let data_dir = root.join("data").join("workspaces").join(tinycoder::paths::workspace_key(root));
+    let store = tinycoder::store::Store::open(&data_dir.join(tinycoder::store::DB_FILE_NAME), Default::default())
+        .expect("open the workspace store");
+    let bus = tinycoder::store::EventBus::new(store.clone());
+    let (task, _) = bus
+        .create_task(tinycoder::store::NewTask {
+            task_id: None,
+            session_id: None,
+            input: "rename parse_config to load_config".into(),
+            context: json!({}),
+        })
+        .await
+        .expect("create a task");
+    let memory = tinycoder::memory::MemoryStore::new(store);
+    let item = memory
+        .insert(tinycoder::memory::NewMemory {
+            text: "TypeError: unsupported operand type(s) for +: 'int' and 'str'\nFix: convert with int() first."
+                .into(),
+            kind: tinycoder::contracts::MemoryKind::ErrorFix,
+            source: tinycoder::contracts::MemorySource::Tool,
+            weight: 0.8,
+            task_id: None,
+            session_id: None,
+            metadata: json!({}),
+        })
+        .await
+        .expect("insert a memory item");
+    (task.task_id, item.id)
+}
+
 #[test]
 fn tasks_and_memory_commands_answer_from_the_store() {
     let mut client = LspClient::spawn();
+    let (task_id, memory_id) = tokio::runtime::Runtime::new().unwrap().block_on(seed_store(client.root()));
+    client.replies.insert("window/showMessageRequest".into(), json!({"title": "Keep"}));
     client.initialize(&["utf-16"], json!({}));
     let tasks = client
         .request("workspace/executeCommand", json!({"command": "tinycoder.tasks", "arguments": [{"limit": 5}]}))
         .expect("tasks answers");
-    assert_eq!(tasks, json!([]));
+    let tasks = tasks.as_array().expect("a list");
+    assert_eq!(tasks.len(), 1, "{tasks:#?}");
+    assert_eq!(tasks[0]["task_id"], json!(task_id));
+    assert_eq!(tasks[0]["input"], json!("rename parse_config to load_config"));
     let found = client
-        .request("workspace/executeCommand", json!({"command": "tinycoder.memory.search", "arguments": ["TypeError"]}))
+        .request(
+            "workspace/executeCommand",
+            json!({"command": "tinycoder.memory.search", "arguments": ["TypeError int str"]}),
+        )
         .expect("memory search answers");
-    assert_eq!(found, json!([]));
+    let found = found.as_array().expect("a list");
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert!(found[0].to_string().contains(&memory_id), "{found:#?}");
+    let unrelated = client
+        .request("workspace/executeCommand", json!({"command": "tinycoder.memory.search", "arguments": ["kubernetes"]}))
+        .expect("memory search answers");
+    assert_eq!(unrelated, json!([]));
+    let deleted = client
+        .request("workspace/executeCommand", json!({"command": "tinycoder.memory.delete", "arguments": [memory_id]}))
+        .expect("memory delete answers");
+    assert_eq!(deleted["deleted"], json!(true));
+    let again = client
+        .request(
+            "workspace/executeCommand",
+            json!({"command": "tinycoder.memory.search", "arguments": ["TypeError int str"]}),
+        )
+        .expect("memory search answers");
+    assert_eq!(again, json!([]), "deleted for good");
     let deleted = client
         .request("workspace/executeCommand", json!({"command": "tinycoder.memory.delete", "arguments": ["nope"]}))
         .expect("memory delete answers");

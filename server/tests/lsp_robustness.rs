@@ -112,9 +112,25 @@ fn bad_configuration_is_reported_and_the_old_one_kept() {
         }
         assert!(std::time::Instant::now() < deadline, "no showMessage for the bad configuration");
     }
+    // The old configuration is still in force, value and origin.
+    let config = client.request("tinycoder/configuration", json!({})).expect("configuration answers");
+    let entry =
+        config["entries"].as_array().unwrap().iter().find(|e| e["key"] == "models.coder.num_ctx").unwrap().clone();
+    assert_eq!((entry["value"].as_str(), entry["origin"].as_str()), (Some("4096"), Some("LSP initializationOptions")));
     client.notify(
         "workspace/didChangeConfiguration",
-        json!({"settings": {"tinycoder": {"models": {"coder": {"num_ctx": 8192}}}}}),
+        json!({"settings": {"tinycoder": {"models": {"coder": {"num_ctx": 6144}}}}}),
     );
+    // A good one replaces it.
+    let deadline = std::time::Instant::now() + lsp_client::ANSWER_TIMEOUT;
+    loop {
+        let config = client.request("tinycoder/configuration", json!({})).expect("configuration answers");
+        let entry =
+            config["entries"].as_array().unwrap().iter().find(|e| e["key"] == "models.coder.num_ctx").unwrap().clone();
+        if entry["value"] == "6144" {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "the good configuration was not applied: {entry}");
+    }
     assert!(client.shutdown_and_exit().success());
 }

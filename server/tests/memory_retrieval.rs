@@ -61,7 +61,7 @@ async fn a_past_error_is_found_for_a_new_error_worded_differently() {
     let found = retriever.for_context("can't add int and str in total()", 3).await.expect("search");
     assert_eq!(found.first().map(|f| f.entry.id.as_str()), Some(target.as_str()), "{found:#?}");
     assert!(found[0].entry.text.contains("Fix:"), "the fix comes with the error");
-    // The seed's example: the same error, said another way.
+    // The same error, said another way.
     let found = retriever
         .search("Object of type 'list' doesn't have 'append' method", MemoryFilter::default(), 3)
         .await

@@ -7,7 +7,7 @@ use tinycoder::config::{Config, ConfigInputs, LoadedConfig};
 
 /// The built-in default configuration (no user file, no environment).
 pub fn default_config() -> Config {
-    let inputs = ConfigInputs { user_file: None, workspace_root: None, env: vec![], init_options: None };
+    let inputs = ConfigInputs::default();
     LoadedConfig::load(&inputs).expect("built-in config loads").config
 }
 

@@ -121,13 +121,15 @@ async fn sleep_is_killed_at_the_timeout() {
 #[tokio::test]
 async fn a_process_ignoring_sigterm_is_killed() {
     let fx = fixture();
-    let marker = tempfile::tempdir().unwrap();
-    let script = "trap '' TERM; while true; do sleep 0.1; done";
+    // A unique argument marks this run's shell so the test can look for it afterwards.
+    let tag = format!("tinycoder-sigterm-{}", std::process::id());
+    let script = format!("trap '' TERM; while true; do sleep 0.1; done # {tag}");
     let started = Instant::now();
-    let out = run_in_shadow(&fx, script, 1).await;
+    let out = run_in_shadow(&fx, &script, 1).await;
     assert_eq!(out.end, RunEnd::TimedOut);
     assert!(started.elapsed() < Duration::from_secs(5));
-    drop(marker);
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(pids_with(&tag).is_empty(), "the shell that ignored SIGTERM is still running");
 }
 
 /// Pids of processes whose command line contains `needle`.
@@ -179,6 +181,29 @@ async fn cancellation_kills_the_group() {
     });
     let out = run_sandboxed(&spec, &cancel).await.unwrap();
     assert_eq!(out.end, RunEnd::Cancelled);
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(pids_with("sleep 1000").iter().all(|p| !is_descendant_of_us(*p)), "the cancelled sleep is still running");
+}
+
+/// True when `pid`'s parent chain reaches this test process.
+fn is_descendant_of_us(pid: i32) -> bool {
+    let me = std::process::id() as i32;
+    let mut cur = pid;
+    for _ in 0..64 {
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{cur}/stat")) else { return false };
+        let Some(ppid) = stat.rsplit(')').next().and_then(|r| r.split_whitespace().nth(1)).and_then(|p| p.parse().ok())
+        else {
+            return false;
+        };
+        if ppid == me {
+            return true;
+        }
+        if ppid <= 1 {
+            return false;
+        }
+        cur = ppid;
+    }
+    false
 }
 
 #[test]

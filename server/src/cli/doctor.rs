@@ -47,9 +47,10 @@ impl Check {
 
 pub async fn run(args: Args, workspace: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     let mut checks = Vec::new();
-    let ctx = match CliContext::load(workspace) {
+    let ctx = match CliContext::load_quiet(workspace) {
         Ok(ctx) => {
             checks.push(Check::ok("config", "configuration loaded and valid (see `tinycoder config`)"));
+            checks.extend(trust_checks(&ctx.loaded.trust));
             Some(ctx)
         }
         Err(e) => {
@@ -86,6 +87,25 @@ async fn model_checks(config: &crate::config::Config) -> Vec<Check> {
             fix: m.fix,
         })
         .collect()
+}
+
+fn trust_checks(report: &crate::config::TrustReport) -> Vec<Check> {
+    let mut checks: Vec<Check> = report
+        .ignored
+        .iter()
+        .map(|l| {
+            Check::warn(
+                "trust",
+                format!("ignored: {l}"),
+                "`tinycoder trust` to trust this workspace's settings, or set the key in your own config file",
+            )
+        })
+        .collect();
+    checks.extend(report.applied.iter().map(|l| Check::ok("trust", format!("applied (workspace trusted): {l}"))));
+    if checks.is_empty() {
+        checks.push(Check::ok("trust", "no workspace setting loosens a security key"));
+    }
+    checks
 }
 
 fn sandbox_checks() -> Vec<Check> {

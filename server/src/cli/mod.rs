@@ -15,6 +15,7 @@ mod lsp;
 mod memory;
 mod permissions;
 mod test_cmd;
+mod trust;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -67,6 +68,8 @@ pub enum Command {
     Replay(events::ReplayArgs),
     /// Search, list or delete long-term memory.
     Memory(memory::Args),
+    /// Show, record or revoke your trust of this workspace's own security settings.
+    Trust(trust::Args),
     /// Run or resume a real multi-step task through the event store (for crash tests).
     #[command(hide = true)]
     DebugTask(events::DebugTaskArgs),
@@ -79,11 +82,20 @@ pub struct CliContext {
 }
 
 impl CliContext {
-    /// Loads configuration for the workspace (errors name the file and key).
+    /// Loads configuration for the workspace (errors name the file and key). Security
+    /// keys the workspace's own settings loosen are ignored and reported on stderr; in a
+    /// terminal the user is asked once whether to trust them.
     pub fn load(workspace: Option<PathBuf>) -> anyhow::Result<Self> {
+        let ctx = Self::load_quiet(workspace)?;
+        trust::report_and_ask(ctx)
+    }
+
+    /// Loads configuration without reporting or asking about workspace trust.
+    pub fn load_quiet(workspace: Option<PathBuf>) -> anyhow::Result<Self> {
         let workspace = match workspace {
             Some(w) => w,
-            None => std::env::current_dir()?,
+            None => std::env::current_dir()
+                .map_err(|e| anyhow::anyhow!("cannot read the current directory ({e}); pass --workspace DIR"))?,
         };
         let inputs = crate::config::ConfigInputs::from_environment(Some(workspace.clone()));
         let loaded = crate::config::LoadedConfig::load(&inputs)?;
@@ -156,6 +168,7 @@ pub fn main() -> ExitCode {
             Command::Events(a) => events::run_events(a, workspace).await,
             Command::Replay(a) => events::run_replay(a, workspace).await,
             Command::Memory(a) => memory::run(a, workspace).await,
+            Command::Trust(a) => trust::run(a, workspace).await,
             Command::DebugTask(a) => events::run_debug_task(a, workspace).await,
         }
     });

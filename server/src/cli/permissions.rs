@@ -50,7 +50,12 @@ pub async fn run(args: Args, workspace: Option<PathBuf>) -> anyhow::Result<ExitC
                 let v = serde_json::json!({ "command": command, "verdict": verdict, "stored_decision": stored.as_ref().map(|s| s.decision) });
                 println!("{}", serde_json::to_string_pretty(&v)?);
             } else if verdict.dangerous {
-                println!("dangerous: rule `{}`: {}", verdict.rule.as_deref().unwrap_or("?"), verdict.reason);
+                println!(
+                    "dangerous: {} (rule `{}`): {}",
+                    verdict.effect.as_deref().unwrap_or("?"),
+                    verdict.rule.as_deref().unwrap_or("?"),
+                    verdict.reason
+                );
                 if let Some(sub) = &verdict.sub_command {
                     println!("  in: {sub}");
                 }

@@ -1,11 +1,17 @@
 //! Typed configuration: built-in defaults, layered sources with provenance,
-//! validation, and prompt templates.
+//! validation, prompt templates, and workspace trust for the security keys.
 
 mod layers;
 mod prompts;
 mod sections;
+pub mod security;
+pub mod trust;
+#[cfg(test)]
+mod trust_tests;
 
-pub use layers::{ConfigError, ConfigInputs, LoadedConfig, Origin};
+pub use layers::{
+    ConfigError, ConfigInputs, LoadedConfig, Loosening, Origin, TrustReport, TrustRequest, WORKSPACE_FILE,
+};
 pub use prompts::{PromptError, PromptId, PromptLibrary};
 pub use sections::*;
 

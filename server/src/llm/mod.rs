@@ -14,6 +14,7 @@ mod budget;
 mod diagnose;
 mod error;
 mod gate;
+pub use gate::Priority;
 mod http;
 mod ollama;
 mod openai;
@@ -82,4 +83,11 @@ pub trait ModelClient: Send + Sync {
 
     /// Embeddings of `inputs` with `model`.
     async fn embed(&self, model: &str, inputs: &[String]) -> Result<Vec<Vec<f32>>, LlmError>;
+
+    /// After background work: loads the model of the last interactive call again if the
+    /// background work unloaded it, at background priority (an interactive call cancels it).
+    /// Servers that switch models on their own need nothing here.
+    async fn restore_interactive_model(&self, _cancel: CancellationToken) -> Result<(), LlmError> {
+        Ok(())
+    }
 }

@@ -5,7 +5,7 @@
 //! NDJSON reader (ollama-rs's drops chunks that split a UTF-8 character), and
 //! every option we must send (`num_ctx`, `keep_alive` as seconds) under our control.
 
-use super::gate::GateState;
+use super::gate::{GateGuard, GateState, Priority};
 use super::http::{drive, read_json, send};
 use super::shared::ClientShared;
 use super::wire::NdjsonChatDecoder;
@@ -13,7 +13,6 @@ use super::{ChatReply, ChatRequest, ChatStream, LlmError, ModelClient, ModelInfo
 use crate::config::{parse_keep_alive, BackendKind, Config, ModelRole};
 use async_trait::async_trait;
 use serde_json::{json, Value};
-use tokio::sync::OwnedMutexGuard;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
@@ -80,29 +79,40 @@ impl OllamaClient {
         Ok(body)
     }
 
-    /// Checks the budget, takes the gate and makes room for the role's model.
+    /// Checks the budget, takes the gate at the request's priority and makes room for
+    /// the role's model; returns the gate and the token the call must obey.
     async fn prepare(
         &self,
         req: &ChatRequest,
         cancel: &CancellationToken,
-    ) -> Result<OwnedMutexGuard<GateState>, LlmError> {
+    ) -> Result<(GateGuard, CancellationToken), LlmError> {
         self.shared.check_estimate(req)?;
-        let mut gate = self.shared.gate.acquire(cancel).await?;
+        let (mut gate, cancel) = self.shared.acquire(req, cancel).await?;
         let model = self.shared.model(req).name.clone();
-        self.make_room(&mut gate, &model, cancel).await?;
-        Ok(gate)
+        self.make_room(&mut gate, &model, &cancel).await?;
+        Ok((gate, cancel))
     }
 
-    /// Unloads models so that `model` loads with at most `max_loaded_models` in memory.
+    /// Records a finished call's model as loaded (and as the interactive one).
+    fn loaded(gate: &mut GateGuard, model: &str) {
+        let name = full_name(model);
+        gate.touch(&name);
+        if gate.priority() == Priority::Interactive {
+            gate.interactive_model = Some(name);
+        }
+    }
+
+    /// Unloads models this client loaded so that `model` loads with at most
+    /// `max_loaded_models` of them in memory; models of other applications stay.
     async fn make_room(&self, gate: &mut GateState, model: &str, cancel: &CancellationToken) -> Result<(), LlmError> {
         let target = full_name(model);
         if gate.loaded.last() == Some(&target) {
             return Ok(());
         }
-        // The server's view, so models loaded by an earlier run count too.
         let server = self.ps(cancel).await?;
-        for victim in gate.to_unload(&target, self.shared.max_loaded, Some(&server)) {
-            tracing::info!(model = %victim, next = %target, "unloading model to keep one loaded");
+        gate.observe(&target, &server);
+        for victim in gate.to_unload(&target, self.shared.max_loaded) {
+            tracing::info!(model = %victim, next = %target, "unloading a model tinycoder loaded, to keep one loaded");
             self.unload(&victim, cancel).await?;
             gate.loaded.retain(|m| m != &victim);
         }
@@ -166,7 +176,7 @@ impl ModelClient for OllamaClient {
     }
 
     async fn chat_stream(&self, req: ChatRequest, cancel: CancellationToken) -> Result<ChatStream, LlmError> {
-        let mut gate = self.prepare(&req, &cancel).await?;
+        let (mut gate, cancel) = self.prepare(&req, &cancel).await?;
         let model = self.shared.model(&req).name.clone();
         let started = Instant::now();
         let http = self.shared.http.post(self.endpoint("/api/chat")).json(&self.chat_body(&req, true)?);
@@ -174,7 +184,7 @@ impl ModelClient for OllamaClient {
             send(http, &self.shared.url, "the first token of the reply", self.shared.timeouts.first_token, &cancel)
                 .await?
                 .map_err(|(status, message)| self.status_error(&model, status, message))?;
-        gate.touch(&full_name(&model));
+        Self::loaded(&mut gate, &model);
         Ok(drive(
             resp,
             NdjsonChatDecoder::default(),
@@ -187,14 +197,14 @@ impl ModelClient for OllamaClient {
     }
 
     async fn chat(&self, req: ChatRequest, cancel: CancellationToken) -> Result<ChatReply, LlmError> {
-        let mut gate = self.prepare(&req, &cancel).await?;
+        let (mut gate, cancel) = self.prepare(&req, &cancel).await?;
         let model = self.shared.model(&req).name.clone();
         let t = self.shared.timeouts;
         let http = self.shared.http.post(self.endpoint("/api/chat")).json(&self.chat_body(&req, false)?);
         let resp = send(http, &self.shared.url, "the reply", t.request, &cancel)
             .await?
             .map_err(|(status, message)| self.status_error(&model, status, message))?;
-        gate.touch(&full_name(&model));
+        Self::loaded(&mut gate, &model);
         let v = read_json(resp, &self.shared.url, "the reply", t.request, &cancel).await?;
         if let Some(message) = super::wire::error_message(&v) {
             return Err(LlmError::Server { status: None, message });
@@ -229,6 +239,36 @@ impl ModelClient for OllamaClient {
 
     async fn count_tokens(&self, _role: ModelRole, _text: &str) -> Result<Option<usize>, LlmError> {
         Ok(None) // Ollama's native API has no tokenize endpoint.
+    }
+
+    async fn restore_interactive_model(&self, cancel: CancellationToken) -> Result<(), LlmError> {
+        let (mut gate, cancel) = self.shared.gate.acquire_background(std::time::Duration::ZERO, &cancel).await?;
+        let Some(model) = gate.interactive_model.clone() else { return Ok(()) };
+        if gate.loaded.last() == Some(&model) {
+            return Ok(());
+        }
+        self.make_room(&mut gate, &model, &cancel).await?;
+        if gate.loaded.contains(&model) || gate.shared.contains(&model) {
+            return Ok(());
+        }
+        let keep_alive = crate::config::ModelRole::ALL
+            .iter()
+            .map(|r| self.shared.models.get(*r))
+            .find(|m| full_name(&m.name) == model)
+            .and_then(|m| parse_keep_alive(&m.keep_alive).ok())
+            .unwrap_or(300);
+        tracing::info!(%model, "loading the interactive model again after background work");
+        let t = &self.shared.timeouts;
+        let req = self
+            .shared
+            .http
+            .post(self.endpoint("/api/generate"))
+            .json(&json!({"model": model, "keep_alive": keep_alive}));
+        send(req, &self.shared.url, "loading a model", t.first_token, &cancel)
+            .await?
+            .map_err(|(status, message)| self.status_error(&model, status, message))?;
+        gate.touch(&model);
+        Ok(())
     }
 
     async fn embed(&self, model: &str, inputs: &[String]) -> Result<Vec<Vec<f32>>, LlmError> {

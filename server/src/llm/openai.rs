@@ -7,7 +7,7 @@
 //! serialises calls so two roles never interleave.
 
 use super::budget::{check_fits, PromptSize};
-use super::gate::GateState;
+use super::gate::GateGuard;
 use super::http::{drive, read_json, send};
 use super::shared::ClientShared;
 use super::wire::{clip, error_message, SseChatDecoder};
@@ -15,7 +15,6 @@ use super::{ChatReply, ChatRequest, ChatStream, LlmError, ModelClient, ModelInfo
 use crate::config::{BackendKind, Config, ModelRole};
 use async_trait::async_trait;
 use serde_json::{json, Value};
-use tokio::sync::OwnedMutexGuard;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
@@ -122,9 +121,10 @@ impl OpenAiClient {
         &self,
         req: &ChatRequest,
         cancel: &CancellationToken,
-    ) -> Result<OwnedMutexGuard<GateState>, LlmError> {
+    ) -> Result<(GateGuard, CancellationToken), LlmError> {
         let estimate = self.shared.check_estimate(req);
-        let gate = self.shared.gate.acquire(cancel).await?;
+        let (gate, cancel) = self.shared.acquire(req, cancel).await?;
+        let cancel = &cancel;
         if let Err(over) = estimate {
             // The estimate over-counts on purpose; an exact count may show the prompt fits.
             let text: String = req.messages.iter().map(|m| m.content.as_str()).collect::<Vec<_>>().join("\n");
@@ -139,7 +139,7 @@ impl OpenAiClient {
                 self.shared.reply_tokens(req),
             )?;
         }
-        Ok(gate)
+        Ok((gate, cancel.clone()))
     }
 
     /// llama-server's `/tokenize` (model named, for router mode); `None` when the server has none.
@@ -197,7 +197,7 @@ impl ModelClient for OpenAiClient {
     }
 
     async fn chat_stream(&self, req: ChatRequest, cancel: CancellationToken) -> Result<ChatStream, LlmError> {
-        let mut gate = self.prepare(&req, &cancel).await?;
+        let (mut gate, cancel) = self.prepare(&req, &cancel).await?;
         let model = self.shared.model(&req).name.clone();
         let started = Instant::now();
         let http = self.post(self.v1("/chat/completions")).json(&self.chat_body(&req, true));
@@ -218,7 +218,7 @@ impl ModelClient for OpenAiClient {
     }
 
     async fn chat(&self, req: ChatRequest, cancel: CancellationToken) -> Result<ChatReply, LlmError> {
-        let mut gate = self.prepare(&req, &cancel).await?;
+        let (mut gate, cancel) = self.prepare(&req, &cancel).await?;
         let model = self.shared.model(&req).name.clone();
         let t = self.shared.timeouts;
         let http = self.post(self.v1("/chat/completions")).json(&self.chat_body(&req, false));

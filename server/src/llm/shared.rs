@@ -1,10 +1,11 @@
 //! What both adapters hold: settings, the HTTP client, the gate.
 
 use super::budget::{check_fits, estimate_tokens, reply_tokens, PromptSize};
-use super::gate::ModelGate;
+use super::gate::{GateGuard, ModelGate, Priority};
 use super::http::{build_client, Timeouts};
 use super::{ChatRequest, LlmError};
 use crate::config::{BudgetConfig, Config, ModelConfig, ModelsConfig};
+use tokio_util::sync::CancellationToken;
 
 /// Settings and connections shared by the adapters.
 #[derive(Debug, Clone)]
@@ -17,6 +18,8 @@ pub struct ClientShared {
     pub timeouts: Timeouts,
     pub http: reqwest::Client,
     pub gate: ModelGate,
+    /// How long background calls wait for no interactive call (`backend.background_idle_ms`).
+    pub background_idle: std::time::Duration,
 }
 
 impl ClientShared {
@@ -31,7 +34,21 @@ impl ClientShared {
             http: build_client(&timeouts)?,
             timeouts,
             gate: ModelGate::default(),
+            background_idle: std::time::Duration::from_millis(config.backend.background_idle_ms),
         })
+    }
+
+    /// Takes the gate at the request's priority; returns it with the token the call must
+    /// obey (for a background call, also cancelled when an interactive call arrives).
+    pub async fn acquire(
+        &self,
+        req: &ChatRequest,
+        cancel: &CancellationToken,
+    ) -> Result<(GateGuard, CancellationToken), LlmError> {
+        match req.priority {
+            Priority::Interactive => Ok((self.gate.acquire(cancel).await?, cancel.clone())),
+            Priority::Background => self.gate.acquire_background(self.background_idle, cancel).await,
+        }
     }
 
     /// The model settings of the request's role.

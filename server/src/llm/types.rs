@@ -45,11 +45,22 @@ pub struct ChatRequest {
     pub temperature: Option<f32>,
     /// Seed for this call; `None` = the role's `seed`.
     pub seed: Option<i64>,
+    /// Interactive (someone waits) or background (runs when idle, yields at once).
+    pub priority: super::gate::Priority,
 }
 
 impl ChatRequest {
+    /// An interactive request for `role`'s model.
     pub fn new(role: ModelRole, messages: Vec<ChatMessage>) -> Self {
-        Self { role, messages, json_schema: None, max_tokens: None, temperature: None, seed: None }
+        Self {
+            role,
+            messages,
+            json_schema: None,
+            max_tokens: None,
+            temperature: None,
+            seed: None,
+            priority: Default::default(),
+        }
     }
 }
 

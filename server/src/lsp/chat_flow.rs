@@ -9,6 +9,7 @@ use super::progress::ProgressHandle;
 use super::server::{lock_err, uri_key, Backend, Settings};
 use crate::config::{ModelRole, PromptId, PromptLibrary};
 use crate::llm::{ChatMessage, ChatRequest, LlmError};
+use crate::store::SummarizeError;
 use futures::StreamExt;
 use std::sync::Arc;
 use tower_lsp_server::jsonrpc::{Error, Result};
@@ -121,9 +122,15 @@ impl Backend {
         }
     }
 
-    /// Saves one exchange, then lets the summarizer fold old turns in the background
+    /// Saves one exchange, then schedules the summarizer to fold old turns in the background
     /// (a model call only once the history passes `store.session_history_tokens`).
     /// A store failure is logged, never fails the chat the user already saw.
+    ///
+    /// The summary is a tracked job (`summary-<session>-<id>`, cancellable with
+    /// `tinycoder.cancel`); a newer turn of the same session replaces it. Its model call
+    /// has background priority: it starts only after `backend.background_idle_ms` without
+    /// an interactive request, yields to any that arrives (and runs again at the next idle
+    /// moment), and afterwards the interactive model is loaded again if it was switched out.
     async fn persist_turns(&self, session_id: &str, user: &str, reply: &str, settings: &Settings) {
         let store = match self.store() {
             Ok(s) => s,
@@ -143,16 +150,46 @@ impl Backend {
         let Ok(model) = settings.model.clone() else { return };
         let summarizer = crate::store::SessionSummarizer::new(
             sessions,
-            model,
+            model.clone(),
             Arc::new(settings.prompts.clone()),
             crate::store::SummaryBudget::from_config(&settings.loaded.config),
         );
         let id = session_id.to_string();
+        let prefix = format!("summary-{id}-");
+        for job in self.jobs.list().into_iter().filter(|j| j.id.starts_with(&prefix)) {
+            self.jobs.cancel(&job.id);
+        }
+        let job_id = format!("{prefix}{}", uuid::Uuid::new_v4());
+        let token = self.jobs.register(&job_id, "tinycoder: session summary");
+        let jobs = self.jobs.clone();
         tokio::spawn(async move {
-            match summarizer.compress(&id, tokio_util::sync::CancellationToken::new()).await {
-                Ok(outcome) => tracing::debug!(session_id = id, ?outcome, "session summary"),
-                Err(e) => tracing::warn!(session_id = id, "session summary not updated: {e}"),
+            loop {
+                match summarizer.compress(&id, token.clone()).await {
+                    Err(SummarizeError::Llm(LlmError::Cancelled)) if !token.is_cancelled() => {
+                        tracing::debug!(session_id = id, "session summary yielded to a request; runs again when idle");
+                    }
+                    Err(SummarizeError::Llm(LlmError::Cancelled)) => {
+                        tracing::debug!(session_id = id, "session summary cancelled")
+                    }
+                    Ok(outcome) => {
+                        tracing::debug!(session_id = id, ?outcome, "session summary");
+                        if matches!(outcome, crate::store::SummaryOutcome::Summarized { .. }) {
+                            if let Err(e) = model.restore_interactive_model(token.clone()).await {
+                                tracing::debug!("interactive model not reloaded after the summary: {e}");
+                            }
+                        }
+                        break;
+                    }
+                    Err(e) => {
+                        tracing::warn!(session_id = id, "session summary not updated: {e}");
+                        break;
+                    }
+                }
+                if token.is_cancelled() {
+                    break;
+                }
             }
+            jobs.finish(&job_id);
         });
     }
 

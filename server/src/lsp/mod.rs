@@ -23,6 +23,7 @@ mod review;
 pub mod server;
 pub mod symbols;
 pub mod transport;
+mod trust;
 
 pub use server::{Backend, ModelClientFactory, ServerOptions};
 
@@ -48,6 +49,7 @@ where
     let (service, socket) = LspService::build(|client| Backend::new(client, options))
         .custom_method("tinycoder/chat", Backend::chat)
         .custom_method("tinycoder/debugDocument", Backend::debug_document)
+        .custom_method("tinycoder/configuration", Backend::configuration)
         .custom_method("window/workDoneProgress/cancel", Backend::work_done_progress_cancel)
         .finish();
     Server::new(server_in, server_out, socket).serve(service).await;

@@ -55,8 +55,10 @@ pub struct Backend {
     pub(super) docs: Arc<Mutex<DocumentStore>>,
     pub(super) encoding: RwLock<PositionEncoding>,
     pub(super) workspace: RwLock<Option<PathBuf>>,
-    pub(super) init_options: Mutex<Option<Value>>,
-    pub(super) settings: RwLock<Option<Arc<Settings>>>,
+    pub(super) init_options: Arc<Mutex<Option<Value>>>,
+    pub(super) settings: Arc<RwLock<Option<Arc<Settings>>>>,
+    /// Content hashes of untrusted workspace settings already put to the user in this run.
+    pub(super) trust_asked: Arc<Mutex<HashSet<String>>>,
     pub(super) progress_supported: AtomicBool,
     pub(super) jobs: JobRegistry,
     pub(super) chats: Mutex<ChatSessions>,
@@ -94,6 +96,30 @@ pub struct DebugDocumentResult {
     pub encoding: &'static str,
     pub text: String,
     pub has_syntax_tree: bool,
+}
+
+/// Configuration (with the user's recorded workspace trust), prompts and the model client.
+pub(super) fn build_settings(
+    workspace: Option<PathBuf>,
+    init_options: Option<Value>,
+    model_factory: &ModelClientFactory,
+) -> std::result::Result<Settings, String> {
+    let mut inputs = ConfigInputs::from_environment(workspace.clone());
+    inputs.init_options = init_options;
+    let loaded = LoadedConfig::load(&inputs).map_err(|e| format!("tinycoder configuration not applied: {e}"))?;
+    // An empty `prompts.dir` means the built-in prompts; a relative one is under the workspace.
+    let dir = loaded.config.prompts.dir.trim();
+    let prompt_dir = (!dir.is_empty()).then(|| {
+        let p = PathBuf::from(dir);
+        match (&workspace, p.is_relative()) {
+            (Some(w), true) => w.join(p),
+            _ => p,
+        }
+    });
+    let prompts =
+        PromptLibrary::load(prompt_dir.as_deref()).map_err(|e| format!("tinycoder prompts not applied: {e}"))?;
+    let model = model_factory(&loaded.config);
+    Ok(Settings { loaded, prompts, model })
 }
 
 /// Opens the workspace store into `slot` unless it is already there (one handle per server).
@@ -139,8 +165,9 @@ impl Backend {
             docs: Arc::new(Mutex::new(DocumentStore::default())),
             encoding: RwLock::new(PositionEncoding::Utf16),
             workspace: RwLock::new(workspace),
-            init_options: Mutex::new(None),
-            settings: RwLock::new(None),
+            init_options: Arc::new(Mutex::new(None)),
+            settings: Arc::new(RwLock::new(None)),
+            trust_asked: Arc::new(Mutex::new(HashSet::new())),
             progress_supported: AtomicBool::new(false),
             jobs: JobRegistry::default(),
             chats: Mutex::new(ChatSessions::default()),
@@ -232,23 +259,10 @@ impl Backend {
     /// Loads configuration from files, env and `init_options`; on error keeps the old one.
     fn load_settings(&self, init_options: Option<Value>) -> std::result::Result<(), String> {
         let workspace = self.workspace.read().ok().and_then(|w| w.clone());
-        let mut inputs = ConfigInputs::from_environment(workspace.clone());
-        inputs.init_options = init_options;
-        let loaded = LoadedConfig::load(&inputs).map_err(|e| format!("tinycoder configuration not applied: {e}"))?;
-        // An empty `prompts.dir` means the built-in prompts; a relative one is under the workspace.
-        let dir = loaded.config.prompts.dir.trim();
-        let prompt_dir = (!dir.is_empty()).then(|| {
-            let p = PathBuf::from(dir);
-            match (&workspace, p.is_relative()) {
-                (Some(w), true) => w.join(p),
-                _ => p,
-            }
-        });
-        let prompts =
-            PromptLibrary::load(prompt_dir.as_deref()).map_err(|e| format!("tinycoder prompts not applied: {e}"))?;
-        let model = (self.options.model_factory)(&loaded.config);
+        let settings = build_settings(workspace, init_options, &self.options.model_factory)?;
+        self.report_trust(&settings.loaded.trust);
         if let Ok(mut s) = self.settings.write() {
-            *s = Some(Arc::new(Settings { loaded, prompts, model }));
+            *s = Some(Arc::new(settings));
         }
         Ok(())
     }
@@ -374,6 +388,7 @@ impl LanguageServer for Backend {
 
     async fn initialized(&self, _: InitializedParams) {
         tracing::info!(encoding = self.encoding().as_lsp_str(), "tinycoder language server initialized");
+        self.ask_about_trust();
         self.start_index();
         self.ask_about_unfinished_tasks();
     }
@@ -431,6 +446,7 @@ impl LanguageServer for Backend {
                     *o = options;
                 }
                 tracing::info!("configuration reloaded");
+                self.ask_about_trust();
             }
             Err(message) => self.show_error_later(format!("{message}; keeping the previous configuration")),
         }

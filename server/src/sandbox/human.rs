@@ -17,8 +17,9 @@ impl PermissionRequest {
     /// One-line text for a prompt or a message box.
     pub fn message(&self) -> String {
         format!(
-            "tinycoder wants to run `{}`: {} (rule {}{})",
+            "tinycoder wants to run `{}`, which {}: {} (rule {}{})",
             self.command,
+            self.verdict.effect.as_deref().unwrap_or("cannot be checked").replace('-', " "),
             self.verdict.reason,
             self.verdict.rule.as_deref().unwrap_or("?"),
             self.verdict.sub_command.as_deref().map(|s| format!(", in `{s}`")).unwrap_or_default()

@@ -16,6 +16,8 @@ mod permission;
 mod permission_store;
 mod runner;
 mod shadow;
+#[cfg(test)]
+mod shell_fuzz;
 mod shell_lex;
 pub mod shell_parse;
 mod shell_tool;

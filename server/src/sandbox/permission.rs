@@ -1,10 +1,19 @@
-//! The permission policy: is a shell command dangerous, and by which rule.
+//! The permission policy: what a shell command does (its effects), and whether
+//! one of those effects makes it dangerous.
+//!
+//! Each simple command the parser finds is classified by what it does to the
+//! machine: destroys data, escalates privileges, reaches the network, writes
+//! outside the workspace, changes permissions, defines code that runs later,
+//! changes the system, or cannot be analysed. The shell syntax (redirections,
+//! function definitions, assignments, computed names) is read here; which
+//! programs, arguments and paths have which effect comes from `[permissions]`.
 
-use super::shell_parse::{analyze, resolve_path, CommandUse};
+use super::shell_parse::{analyze, assignment_name, resolve_path, CommandUse, RedirectKind};
 use super::SandboxError;
 use crate::config::PermissionsConfig;
 use regex::Regex;
 use serde::Serialize;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// The policy's verdict on one command line.
@@ -12,7 +21,11 @@ use std::path::{Path, PathBuf};
 pub struct PermissionVerdict {
     /// True when the user must decide before it runs.
     pub dangerous: bool,
-    /// The rule that matched (`unparseable`, `redirect-outside-workspace`, `computed-program`, or a config rule name).
+    /// The effect that makes it dangerous (`destroys-data`, `reaches-network`, … see `[permissions] effects`).
+    pub effect: Option<String>,
+    /// The rule that matched (a config rule or path rule name, or one of the syntax checks:
+    /// `unparseable`, `computed-program`, `computed-redirect`, `redirect-outside-workspace`,
+    /// `overwrites-existing-file`, `function-definition`, `code-variable`).
     pub rule: Option<String>,
     /// Why (the rule's reason, or "no rule matched").
     pub reason: String,
@@ -27,14 +40,50 @@ struct CompiledRule {
     piped_into: Vec<String>,
     path_outside_workspace: bool,
     last_only: bool,
+    effect: String,
     reason: String,
 }
 
-/// Checks commands against the `[permissions]` rules for one workspace.
+struct CompiledPathRule {
+    name: String,
+    paths: Vec<Regex>,
+    reads_too: bool,
+    effect: String,
+    reason: String,
+}
+
+/// A path a command writes, and how.
+struct Written {
+    path: PathBuf,
+    /// A plain write of new data (redirect, tee): `harmless_write_targets` apply.
+    stream: bool,
+    /// The file is replaced or truncated if it exists.
+    replaces: bool,
+}
+
+/// Checks commands against the `[permissions]` settings for one workspace.
 pub struct PermissionPolicy {
     rules: Vec<CompiledRule>,
+    path_rules: Vec<CompiledPathRule>,
+    effects: Vec<String>,
+    writers: BTreeMap<String, String>,
+    code_variables: Vec<String>,
     harmless: Vec<PathBuf>,
     workspace: PathBuf,
+}
+
+/// (rule name, effect, reason).
+type Hit = (String, String, String);
+
+fn hit(rule: &str, effect: &str, reason: String) -> Hit {
+    (rule.to_string(), effect.to_string(), reason)
+}
+
+fn compile(re: &str, what: &str) -> Result<Regex, SandboxError> {
+    Regex::new(re).map_err(|e| SandboxError::Store {
+        path: PathBuf::from("config: permissions"),
+        reason: format!("{what}: bad regex {re:?}: {e}"),
+    })
 }
 
 impl PermissionPolicy {
@@ -43,10 +92,7 @@ impl PermissionPolicy {
         let mut rules = Vec::new();
         for r in &config.rules {
             let args_match = match &r.args_match {
-                Some(re) => Some(Regex::new(re).map_err(|e| SandboxError::Store {
-                    path: PathBuf::from("config: permissions.rules"),
-                    reason: format!("rule `{}`: bad args_match regex: {e}", r.name),
-                })?),
+                Some(re) => Some(compile(re, &format!("rule `{}`", r.name))?),
                 None => None,
             };
             rules.push(CompiledRule {
@@ -56,11 +102,35 @@ impl PermissionPolicy {
                 piped_into: r.piped_into.clone(),
                 path_outside_workspace: r.path_outside_workspace,
                 last_only: r.path_args == "last",
+                effect: r.effect.clone(),
+                reason: r.reason.clone(),
+            });
+        }
+        let mut path_rules = Vec::new();
+        for r in &config.path_rules {
+            let paths = r
+                .paths
+                .iter()
+                .map(|p| compile(p, &format!("path rule `{}`", r.name)))
+                .collect::<Result<Vec<_>, _>>()?;
+            path_rules.push(CompiledPathRule {
+                name: r.name.clone(),
+                paths,
+                reads_too: r.access == "any",
+                effect: r.effect.clone(),
                 reason: r.reason.clone(),
             });
         }
         let workspace = workspace.canonicalize().unwrap_or_else(|_| workspace.to_path_buf());
-        Ok(Self { rules, harmless: config.harmless_write_targets.iter().map(PathBuf::from).collect(), workspace })
+        Ok(Self {
+            rules,
+            path_rules,
+            effects: config.effects.clone(),
+            writers: config.writers.clone(),
+            code_variables: config.code_variables.clone(),
+            harmless: config.harmless_write_targets.iter().map(PathBuf::from).collect(),
+            workspace,
+        })
     }
 
     /// The verdict for `command` (nothing is run).
@@ -68,51 +138,212 @@ impl PermissionPolicy {
         let uses = match analyze(command, &self.workspace) {
             Ok(u) => u,
             Err(why) => {
+                if !self.enabled("unanalysable") {
+                    return Self::safe();
+                }
                 return PermissionVerdict {
                     dangerous: true,
+                    effect: Some("unanalysable".into()),
                     rule: Some("unparseable".into()),
                     reason: format!("cannot be checked before it runs: {why}"),
                     sub_command: None,
-                }
+                };
             }
         };
         for u in &uses {
-            if let Some(v) = self.check_use(u) {
-                return v;
+            if let Some((rule, effect, reason)) = self.check_use(u) {
+                let sub = if u.text.is_empty() { None } else { Some(u.text.clone()) };
+                return PermissionVerdict {
+                    dangerous: true,
+                    effect: Some(effect),
+                    rule: Some(rule),
+                    reason,
+                    sub_command: sub,
+                };
             }
         }
-        PermissionVerdict { dangerous: false, rule: None, reason: "no rule matched".into(), sub_command: None }
+        Self::safe()
     }
 
-    fn check_use(&self, u: &CommandUse) -> Option<PermissionVerdict> {
-        let hit = |rule: &str, reason: String| {
-            Some(PermissionVerdict {
-                dangerous: true,
-                rule: Some(rule.to_string()),
-                reason,
-                sub_command: Some(u.text.clone()),
-            })
-        };
-        if u.dynamic_redirect {
-            return hit("redirect-outside-workspace", "redirects output to a file only known at run time".into());
+    fn safe() -> PermissionVerdict {
+        PermissionVerdict {
+            dangerous: false,
+            effect: None,
+            rule: None,
+            reason: "no rule matched".into(),
+            sub_command: None,
         }
-        for target in &u.redirect_writes {
-            if self.outside(target, u.cwd.as_deref()) {
-                return hit(
-                    "redirect-outside-workspace",
-                    format!("redirects output to {target}, outside the workspace"),
-                );
-            }
+    }
+
+    fn enabled(&self, effect: &str) -> bool {
+        self.effects.iter().any(|e| e == effect)
+    }
+
+    /// The first enabled effect of one simple command: (rule, effect, reason).
+    fn check_use(&self, u: &CommandUse) -> Option<Hit> {
+        if let Some(found) = self.syntax_effects(u).into_iter().find(|(_, e, _)| self.enabled(e)) {
+            return Some(found);
         }
-        if u.program.is_empty() && u.redirect_writes.is_empty() {
+        if u.program.is_empty() {
             return None;
         }
-        if u.dynamic_program {
-            return hit("computed-program", "the program to run is only known at run time".into());
+        self.written_paths_effect(u).or_else(|| self.rule_effect(u))
+    }
+
+    /// Effects read from the shell syntax alone: redirections, definitions, assignments, computed names.
+    fn syntax_effects(&self, u: &CommandUse) -> Vec<Hit> {
+        let mut hits = Vec::new();
+        if let Some(name) = &u.defines_function {
+            hits.push(hit(
+                "function-definition",
+                "defines-later-code",
+                format!("defines the shell function `{name}`, code that runs later, whenever it is called"),
+            ));
         }
+        let mut assigned: Vec<&str> = u.assignments.iter().map(String::as_str).collect();
+        if matches!(u.program.as_str(), "export" | "declare" | "typeset" | "readonly" | "local") {
+            assigned.extend(u.args.iter().filter_map(|a| assignment_name(a)));
+        }
+        if let Some(var) = assigned.iter().find(|v| self.code_variables.iter().any(|c| c == *v)) {
+            hits.push(hit(
+                "code-variable",
+                "defines-later-code",
+                format!("sets {var}, whose value is code that runs later"),
+            ));
+        }
+        for r in &u.redirects {
+            if r.dynamic && r.writes() {
+                hits.push(hit(
+                    "computed-redirect",
+                    "unanalysable",
+                    "redirects output to a file only known at run time".into(),
+                ));
+                continue;
+            }
+            let Some(path) = resolve_path(&r.target, u.cwd.as_deref()) else {
+                if r.writes() {
+                    hits.push(hit(
+                        "redirect-outside-workspace",
+                        "writes-outside-workspace",
+                        format!("redirects output to {} in a directory only known at run time", r.target),
+                    ));
+                }
+                continue;
+            };
+            let harmless = r.writes() && self.harmless.contains(&path);
+            if let Some((name, effect, reason)) = self.path_rule(&path, r.writes()).filter(|_| !harmless) {
+                hits.push((name, effect, format!("{reason}: {}", path.display())));
+            }
+            if !r.writes() || self.harmless.contains(&path) {
+                continue;
+            }
+            if !path.starts_with(&self.workspace) {
+                hits.push(hit(
+                    "redirect-outside-workspace",
+                    "writes-outside-workspace",
+                    format!("redirects output to {}, outside the workspace", r.target),
+                ));
+            }
+            if r.kind == RedirectKind::Truncate && is_existing_file(&path) {
+                hits.push(hit(
+                    "overwrites-existing-file",
+                    "destroys-data",
+                    format!("`>` truncates the existing file {}", r.target),
+                ));
+            }
+        }
+        if u.dynamic_program {
+            hits.push(hit("computed-program", "unanalysable", "the program to run is only known at run time".into()));
+        }
+        hits
+    }
+
+    fn path_rule(&self, path: &Path, writes: bool) -> Option<Hit> {
+        let text = path.to_string_lossy();
+        self.path_rules
+            .iter()
+            .filter(|r| (writes || r.reads_too) && self.enabled(&r.effect))
+            .find(|r| r.paths.iter().any(|re| re.is_match(&text)))
+            .map(|r| (r.name.clone(), r.effect.clone(), r.reason.clone()))
+    }
+
+    /// Effects of the paths a writer program (cp, mv, tee, …) writes.
+    fn written_paths_effect(&self, u: &CommandUse) -> Option<Hit> {
+        for w in self.written_paths(u) {
+            if let Some((name, effect, reason)) = self.path_rule(&w.path, true) {
+                if !(w.stream && self.harmless.contains(&w.path)) {
+                    return Some((name, effect, format!("{reason}: {}", w.path.display())));
+                }
+            }
+            if w.replaces && self.enabled("destroys-data") && is_existing_file(&w.path) {
+                return Some((
+                    "overwrites-existing-file".into(),
+                    "destroys-data".into(),
+                    format!("replaces the existing file {}", w.path.display()),
+                ));
+            }
+        }
+        None
+    }
+
+    fn written_paths(&self, u: &CommandUse) -> Vec<Written> {
+        let Some(which) = self.writers.get(&u.program) else { return Vec::new() };
+        let mut operands = Vec::new();
+        let mut target_dir = None;
+        let mut no_clobber = false;
+        let mut append = false;
+        let mut options_done = false;
+        let mut k = 0;
+        while k < u.args.len() {
+            let a = u.args[k].as_str();
+            if !options_done && a == "--" {
+                options_done = true;
+            } else if !options_done && (a == "-t" || a == "--target-directory") {
+                target_dir = u.args.get(k + 1).cloned();
+                k += 1;
+            } else if let Some(dir) = a.strip_prefix("--target-directory=").filter(|_| !options_done) {
+                target_dir = Some(dir.to_string());
+            } else if !options_done && a.starts_with('-') && a.len() > 1 {
+                no_clobber |= a == "--no-clobber" || (!a.starts_with("--") && a.contains('n'));
+                append |= a == "--append" || (!a.starts_with("--") && a.contains('a'));
+            } else {
+                operands.push(a.to_string());
+            }
+            k += 1;
+        }
+        let resolve = |p: &str| resolve_path(p, u.cwd.as_deref());
+        let mut out = Vec::new();
+        if which == "all" {
+            let stream = u.program == "tee";
+            for p in operands.iter().filter_map(|o| resolve(o)) {
+                out.push(Written { path: p, stream, replaces: stream && !append });
+            }
+            return out;
+        }
+        let (sources, dest) = match target_dir {
+            Some(d) => (operands.clone(), Some(d)),
+            None => {
+                let dest = operands.pop();
+                (operands.clone(), dest)
+            }
+        };
+        let Some(dest) = dest.as_deref().and_then(resolve) else { return out };
+        if dest.is_dir() {
+            for s in &sources {
+                if let Some(name) = Path::new(s).file_name() {
+                    out.push(Written { path: dest.join(name), stream: false, replaces: !no_clobber });
+                }
+            }
+        }
+        out.push(Written { path: dest, stream: false, replaces: !no_clobber });
+        out
+    }
+
+    /// The first configured rule that matches.
+    fn rule_effect(&self, u: &CommandUse) -> Option<Hit> {
         let joined = u.args.join(" ");
         for r in &self.rules {
-            if !r.programs.contains(&u.program) {
+            if !r.programs.contains(&u.program) || !self.enabled(&r.effect) {
                 continue;
             }
             if let Some(re) = &r.args_match {
@@ -131,7 +362,7 @@ impl PermissionPolicy {
                     continue;
                 }
             }
-            return hit(&r.name, r.reason.clone());
+            return Some((r.name.clone(), r.effect.clone(), r.reason.clone()));
         }
         None
     }
@@ -145,4 +376,9 @@ impl PermissionPolicy {
         }
         !p.starts_with(&self.workspace)
     }
+}
+
+/// True when `path` names an existing file (or a link), not a directory.
+fn is_existing_file(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|m| !m.is_dir())
 }

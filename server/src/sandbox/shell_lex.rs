@@ -177,10 +177,15 @@ fn dollar_or_backtick(chars: &[char], i: usize, cur: &mut Word, _depth: usize) -
     }
     match chars.get(i + 1) {
         Some('(') if chars.get(i + 2) == Some(&'(') => {
-            // Arithmetic $((…)): no command runs, but it may contain $(…)
+            // Arithmetic $((…)): no command runs, but it may contain $(…). A shell that
+            // cannot read the inside as arithmetic runs it as `$( (…) )`, a subshell.
             let end = matching_paren(chars, i + 1)?;
             let inner: String = chars[i + 3..end.saturating_sub(1)].iter().collect();
-            if inner.contains("$(") || inner.contains('`') {
+            // `$((a) b)` is not `$((…))`: the inner parenthesis must close right before the outer one.
+            let closes_together = matching_paren(chars, i + 2).is_ok_and(|e| e + 1 == end);
+            if !closes_together || !looks_arithmetic(&inner) {
+                cur.substitutions.push(chars[i + 2..end].iter().collect());
+            } else if inner.contains("$(") || inner.contains('`') {
                 cur.substitutions.push(inner);
             }
             cur.text.push_str("$((…))");
@@ -222,6 +227,34 @@ fn dollar_or_backtick(chars: &[char], i: usize, cur: &mut Word, _depth: usize) -
             Ok(i + 1)
         }
     }
+}
+
+/// True when `text` can be an arithmetic expression: only operands, operators and
+/// parentheses, never two operands side by side, ending with an operand (`rm -rf x`
+/// is a command; erring that way only asks the user more often).
+fn looks_arithmetic(text: &str) -> bool {
+    let mut last_was_operand = false;
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c.is_whitespace() {
+            continue;
+        }
+        if c.is_ascii_alphanumeric() || c == '_' || c == '$' || c == '#' {
+            if last_was_operand {
+                return false;
+            }
+            while chars.peek().is_some_and(|n| n.is_ascii_alphanumeric() || *n == '_' || *n == '#') {
+                chars.next();
+            }
+            last_was_operand = true;
+        } else if "+-*/%<>=!&|^~?:,()[]{}".contains(c) {
+            last_was_operand = c == ')' || c == ']' || c == '}';
+        } else {
+            return false;
+        }
+    }
+    // An expression ends with an operand (`rm -rf /` does not): otherwise it is read as a command.
+    last_was_operand
 }
 
 /// Index of the `)` matching the `(` at `open`, skipping quotes and nested parens.

@@ -11,8 +11,37 @@ use std::path::{Component, Path, PathBuf};
 /// Most nesting of substitutions and `sh -c` payloads before giving up.
 const MAX_DEPTH: usize = 8;
 
-/// One simple command the line may run, after unwrapping.
+/// What a redirection does to its target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RedirectKind {
+    /// `>`, `>|`, `&>`, `>& file`: the file is created or truncated.
+    Truncate,
+    /// `>>`, `&>>`, `<>`: written without truncating.
+    Append,
+    /// `<`, `<<<`: read.
+    Read,
+}
+
+/// One redirection of a simple command.
 #[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Redirect {
+    /// The target as written (after quote removal).
+    pub target: String,
+    /// Write, append or read.
+    pub kind: RedirectKind,
+    /// The target is computed at run time.
+    pub dynamic: bool,
+}
+
+impl Redirect {
+    /// True when the target is written.
+    pub fn writes(&self) -> bool {
+        self.kind != RedirectKind::Read
+    }
+}
+
+/// One simple command the line may run, after unwrapping.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct CommandUse {
     /// Program base name (`/bin/rm` → `rm`).
     pub program: String,
@@ -22,10 +51,12 @@ pub struct CommandUse {
     pub dynamic_program: bool,
     /// Programs later in the same pipeline.
     pub piped_into: Vec<String>,
-    /// Files written by redirections (as written).
-    pub redirect_writes: Vec<String>,
-    /// A redirection target is computed at run time.
-    pub dynamic_redirect: bool,
+    /// Redirections, in order.
+    pub redirects: Vec<Redirect>,
+    /// Names of the variables assigned in front of the command (`A=1 cmd`).
+    pub assignments: Vec<String>,
+    /// The name of a shell function this defines (`name() { … }`, `function name`).
+    pub defines_function: Option<String>,
     /// Working directory known at this point (None after `cd` to an unknown place).
     pub cwd: Option<PathBuf>,
     /// The command as text, for display.
@@ -56,7 +87,22 @@ fn analyze_into(line: &str, depth: usize, cwd: &mut Option<PathBuf>, out: &mut V
     if depth > MAX_DEPTH {
         return Err("nested too deeply".into());
     }
-    let tokens = tokenize(line, depth)?;
+    let mut tokens = tokenize(line, depth)?;
+    // `name ( )` defines a shell function: code that runs later, whenever `name` is called.
+    let mut k = 0;
+    while k + 2 < tokens.len() {
+        if let (Token::Word(w), Token::Op("("), Token::Op(")")) = (&tokens[k], &tokens[k + 1], &tokens[k + 2]) {
+            out.push(CommandUse {
+                defines_function: Some(w.text.clone()),
+                cwd: cwd.clone(),
+                text: format!("{}()", w.text),
+                ..Default::default()
+            });
+            tokens.drain(k..k + 3);
+            continue;
+        }
+        k += 1;
+    }
     // Split into pipelines (by list operators), each a list of simple commands.
     let mut pipelines: Vec<Vec<Vec<Token>>> = vec![vec![vec![]]];
     let mut parens: i32 = 0;
@@ -115,7 +161,7 @@ fn analyze_into(line: &str, depth: usize, cwd: &mut Option<PathBuf>, out: &mut V
 }
 
 const RESERVED: &[&str] = &["if", "then", "else", "elif", "fi", "do", "done", "while", "until", "!", "{", "}", "time"];
-const DATA_LEADERS: &[&str] = &["for", "case", "select", "function", "esac", "in"];
+const DATA_LEADERS: &[&str] = &["for", "case", "select", "esac", "in"];
 const SHELLS: &[&str] = &["sh", "bash", "zsh", "dash", "ksh", "ash", "fish", "busybox"];
 
 fn simple_command(
@@ -125,8 +171,7 @@ fn simple_command(
     out: &mut Vec<CommandUse>,
 ) -> Result<(), String> {
     let mut words: Vec<Word> = Vec::new();
-    let mut writes = Vec::new();
-    let mut dynamic_redirect = false;
+    let mut redirects = Vec::new();
     let mut i = 0;
     while i < tokens.len() {
         match &tokens[i] {
@@ -139,16 +184,16 @@ fn simple_command(
                 for s in &target.substitutions {
                     analyze_into(s, depth + 1, &mut cwd.clone(), out)?;
                 }
-                match *op {
+                let kind = match *op {
                     "<<" | "<<-" => return Err("here-documents are not checked".into()),
-                    ">&" if target.text.chars().all(|c| c.is_ascii_digit()) || target.text == "-" => {}
-                    ">" | ">>" | ">|" | "&>" | "&>>" | "<>" | ">&" => {
-                        if target.dynamic {
-                            dynamic_redirect = true;
-                        }
-                        writes.push(target.text.clone());
-                    }
-                    _ => {}
+                    ">&" | "<&" if target.text.chars().all(|c| c.is_ascii_digit()) || target.text == "-" => None,
+                    ">" | ">|" | "&>" | ">&" => Some(RedirectKind::Truncate),
+                    ">>" | "&>>" | "<>" => Some(RedirectKind::Append),
+                    "<" | "<&" => Some(RedirectKind::Read),
+                    other => return Err(format!("unexpected `{other}`")),
+                };
+                if let Some(kind) = kind {
+                    redirects.push(Redirect { target: target.text.clone(), kind, dynamic: target.dynamic });
                 }
                 i += 1;
             }
@@ -160,11 +205,15 @@ fn simple_command(
             analyze_into(s, depth + 1, &mut cwd.clone(), out)?;
         }
     }
-    // Drop assignments and reserved words in front.
+    // Drop assignments (kept by name) and reserved words in front.
     let mut start = 0;
+    let mut assignments = Vec::new();
     while start < words.len() {
         let t = &words[start].text;
-        if RESERVED.contains(&t.as_str()) || is_assignment(t) {
+        if let Some(name) = assignment_name(t) {
+            assignments.push(name.to_string());
+            start += 1;
+        } else if RESERVED.contains(&t.as_str()) {
             start += 1;
         } else {
             break;
@@ -172,17 +221,8 @@ fn simple_command(
     }
     let words = &words[start..];
     if words.is_empty() {
-        if !writes.is_empty() {
-            out.push(CommandUse {
-                program: String::new(),
-                args: vec![],
-                dynamic_program: false,
-                piped_into: vec![],
-                redirect_writes: writes,
-                dynamic_redirect,
-                cwd: cwd.clone(),
-                text: String::new(),
-            });
+        if !redirects.is_empty() || !assignments.is_empty() {
+            out.push(CommandUse { redirects, assignments, cwd: cwd.clone(), ..Default::default() });
         }
         return Ok(());
     }
@@ -190,14 +230,11 @@ fn simple_command(
         return Ok(());
     }
     let base = CommandUse {
-        program: String::new(),
-        args: vec![],
-        dynamic_program: false,
-        piped_into: vec![],
-        redirect_writes: writes,
-        dynamic_redirect,
+        redirects,
+        assignments,
         cwd: cwd.clone(),
         text: words.iter().map(|w| w.text.as_str()).collect::<Vec<_>>().join(" "),
+        ..Default::default()
     };
     unwrap_command(words, depth, cwd, &base, out)
 }
@@ -358,13 +395,17 @@ fn skip_options(rest: &[Word], with_value: &[&str]) -> usize {
 }
 
 fn is_assignment(t: &str) -> bool {
-    match t.find('=') {
-        Some(eq) if eq > 0 => {
-            t[..eq].chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-                && !t[..1].chars().all(|c| c.is_ascii_digit())
-        }
-        _ => false,
-    }
+    assignment_name(t).is_some()
+}
+
+/// `NAME=value` (or `NAME+=value`) → `NAME`.
+pub fn assignment_name(t: &str) -> Option<&str> {
+    let eq = t.find('=')?;
+    let name = t[..eq].strip_suffix('+').unwrap_or(&t[..eq]);
+    let valid = !name.is_empty()
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && !name.starts_with(|c: char| c.is_ascii_digit());
+    valid.then_some(name)
 }
 
 /// `/usr/bin/rm` → `rm`; `\rm` (alias bypass) → `rm`.
@@ -414,8 +455,16 @@ mod tests {
                     if !u.piped_into.is_empty() {
                         s += &format!(" |{:?}", u.piped_into);
                     }
-                    if !u.redirect_writes.is_empty() {
-                        s += &format!(" >{:?}", u.redirect_writes);
+                    let writes: Vec<&str> =
+                        u.redirects.iter().filter(|r| r.writes()).map(|r| r.target.as_str()).collect();
+                    if !writes.is_empty() {
+                        s += &format!(" >{writes:?}");
+                    }
+                    if let Some(f) = &u.defines_function {
+                        s += &format!(" defines {f}()");
+                    }
+                    if !u.assignments.is_empty() {
+                        s += &format!(" assigns {:?}", u.assignments);
                     }
                     s
                 })
@@ -439,6 +488,9 @@ mod tests {
             "echo 'unclosed",
             "cat <<EOF",
             "(cd /etc && ls)",
+            ":(){ :|:& };:",
+            "function f { rm x; }",
+            "PROMPT_COMMAND='curl x' ls < in.txt >> log",
         ];
         let rendered: String = cases.iter().map(|c| format!("$ {c}\n{}\n", progs(c))).collect();
         expect_test::expect![[r#"
@@ -478,6 +530,15 @@ mod tests {
             $ (cd /etc && ls)
             cd["/etc"]
             ls[]
+            $ :(){ :|:& };:
+            [] defines :()
+            :[] |[":"]
+            :[]
+            :[]
+            $ function f { rm x; }
+            function["f", "{", "rm", "x"]
+            $ PROMPT_COMMAND='curl x' ls < in.txt >> log
+            ls[] >["log"] assigns ["PROMPT_COMMAND"]
         "#]]
         .assert_eq(&rendered);
     }

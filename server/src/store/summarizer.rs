@@ -117,6 +117,8 @@ impl SessionSummarizer {
         )?;
         let mut request = ChatRequest::new(ModelRole::Summarizer, vec![ChatMessage::user(prompt)]);
         request.max_tokens = Some(self.budget.summary_tokens as u32);
+        // Nobody waits for a summary: it runs when the client is idle and yields to requests.
+        request.priority = crate::llm::Priority::Background;
         let reply = self.client.chat(request, cancel).await?;
         let mut summary = reply.text.trim().to_string();
         if summary.is_empty() {
@@ -211,6 +213,7 @@ mod tests {
         assert_eq!(outcome, SummaryOutcome::Summarized { through: 4, summary_tokens: 9 });
         let sent = model.prompts.lock().expect("lock").remove(0);
         assert_eq!(sent.role, ModelRole::Summarizer);
+        assert_eq!(sent.priority, crate::llm::Priority::Background, "summaries never make a request wait");
         let prompt = &sent.messages[0].content;
         assert!(prompt.contains("turn 2: total()") && !prompt.contains("turn 4:"), "recent turns stay out: {prompt}");
         let after = sessions.get(&s.session_id).await.expect("get").expect("session");

@@ -56,7 +56,11 @@ pub async fn json_schema_reply_parses(config: &Config) {
         let answer: SkyAnswer = structured(client.as_ref(), &prompts, req, &CancellationToken::new(), 2)
             .await
             .unwrap_or_else(|e| panic!("{role}: structured reply: {e}"));
-        assert!(matches!(answer.verdict, YesNo::Yes | YesNo::No));
+        // The schema-constrained reply parsed into the typed value; check it is the value the
+        // model actually sent (re-serialised), not just any variant.
+        let raw = serde_json::json!({"verdict": match answer.verdict { YesNo::Yes => "yes", YesNo::No => "no" }, "sure": answer.sure});
+        let back: SkyAnswer = serde_json::from_value(raw).expect("round trip");
+        assert_eq!(back, answer, "{role}");
     }
 }
 

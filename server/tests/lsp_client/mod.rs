@@ -51,7 +51,12 @@ fn read_message(r: &mut impl BufRead) -> Option<Value> {
 impl LspClient {
     /// Starts `tinycoder lsp` with a private cache/data/config environment.
     pub fn spawn() -> Self {
-        let dirs = tempfile::tempdir().expect("temp dir");
+        Self::spawn_in(tempfile::tempdir().expect("temp dir"))
+    }
+
+    /// Starts `tinycoder lsp` in `dirs` (workspace root, with `cache/` and `data/` inside), e.g. to restart
+    /// a server on the workspace of an earlier one.
+    pub fn spawn_in(dirs: tempfile::TempDir) -> Self {
         let mut child = Command::new(env!("CARGO_BIN_EXE_tinycoder"))
             .arg("lsp")
             .env("TINYCODER_CACHE_DIR", dirs.path().join("cache"))
@@ -211,6 +216,34 @@ impl LspClient {
     /// The workspace directory (a temp dir).
     pub fn root(&self) -> &std::path::Path {
         self._dirs.path()
+    }
+
+    /// `shutdown` then `exit`; returns the workspace directory for a later server.
+    pub fn shutdown_keeping_dirs(mut self) -> tempfile::TempDir {
+        let status = {
+            self.request("shutdown", Value::Null).expect("shutdown succeeds");
+            self.notify("exit", Value::Null);
+            self.wait_exit()
+        };
+        assert!(status.success(), "{status:?}");
+        std::mem::replace(&mut self._dirs, tempfile::tempdir().expect("temp dir"))
+    }
+
+    /// Waits up to `timeout` for a message with `method`; it stays in the inbox.
+    pub fn wait_for(&mut self, method: &str, timeout: Duration) -> Option<Value> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Some(m) = self.inbox.iter().find(|m| m["method"] == method) {
+                return Some(m.clone());
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return None;
+            }
+            if let Some(msg) = self.recv(left.min(Duration::from_millis(200))) {
+                self.inbox.push_back(msg);
+            }
+        }
     }
 
     /// `shutdown` then `exit`; returns the process's exit status.

@@ -53,16 +53,52 @@ impl SandboxConfig {
     }
 }
 
+/// The effects a command can have, as `[permissions]` names them.
+pub const EFFECTS: &[&str] = &[
+    "destroys-data",
+    "escalates-privileges",
+    "reaches-network",
+    "writes-outside-workspace",
+    "changes-permissions",
+    "defines-later-code",
+    "changes-system",
+    "unanalysable",
+];
+
 /// `[permissions]` settings.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct PermissionsConfig {
     /// Decision for a dangerous command when nobody can be asked: "deny" or "allow".
     pub non_interactive: String,
-    /// Paths a command may write even though they lie outside the workspace.
+    /// Paths plain writes (redirects, tee) may target even though they lie outside the workspace.
     pub harmless_write_targets: Vec<String>,
-    /// The rules that make a command dangerous.
+    /// The effects (of [`EFFECTS`]) that make a command dangerous.
+    pub effects: Vec<String>,
+    /// Programs whose operands are written: "last" (the destination) or "all".
+    pub writers: std::collections::BTreeMap<String, String>,
+    /// Shell variables whose value is code that runs later.
+    pub code_variables: Vec<String>,
+    /// Rules on the paths a command writes (or reads).
+    pub path_rules: Vec<PathRule>,
+    /// The rules on programs and their arguments.
     pub rules: Vec<PermissionRule>,
+}
+
+/// One `[[permissions.path_rules]]` entry: a written (or read) path that has an effect.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct PathRule {
+    /// Short rule name shown to the user.
+    pub name: String,
+    /// Regexes over the resolved absolute path.
+    pub paths: Vec<String>,
+    /// "write" (written paths only) or "any" (read paths too).
+    pub access: String,
+    /// The effect (one of [`EFFECTS`]).
+    pub effect: String,
+    /// Why it is dangerous (shown to the user).
+    pub reason: String,
 }
 
 /// One `[[permissions.rules]]` entry: a command is dangerous when its program matches.
@@ -85,8 +121,22 @@ pub struct PermissionRule {
     /// Which arguments `path_outside_workspace` looks at: "all" (default) or "last" (the destination).
     #[serde(default)]
     pub path_args: String,
+    /// The effect it detects (one of [`EFFECTS`]).
+    pub effect: String,
     /// Why it is dangerous (shown to the user).
     pub reason: String,
+}
+
+fn check_effect(key: &str, effect: &str) -> Result<(), Invalid> {
+    if EFFECTS.contains(&effect) {
+        Ok(())
+    } else {
+        Err(Invalid::new(key, format!("{effect:?}"), &format!("one of {}", EFFECTS.join(", "))))
+    }
+}
+
+fn check_regex(key: &str, re: &str) -> Result<(), Invalid> {
+    regex::Regex::new(re).map(|_| ()).map_err(|e| Invalid::new(key, re, &format!("a valid regex ({e})")))
 }
 
 impl PermissionsConfig {
@@ -94,30 +144,36 @@ impl PermissionsConfig {
         if !matches!(self.non_interactive.as_str(), "deny" | "allow") {
             return Err(Invalid::new("permissions.non_interactive", &self.non_interactive, "\"deny\" or \"allow\""));
         }
+        for e in &self.effects {
+            check_effect("permissions.effects", e)?;
+        }
+        for (program, which) in &self.writers {
+            if !matches!(which.as_str(), "all" | "last") {
+                return Err(Invalid::new(&format!("permissions.writers.{program}"), which, "\"all\" or \"last\""));
+            }
+        }
+        for rule in &self.path_rules {
+            let key = |k: &str| format!("permissions.path_rules[{}].{k}", rule.name);
+            for re in &rule.paths {
+                check_regex(&key("paths"), re)?;
+            }
+            if !matches!(rule.access.as_str(), "write" | "any") {
+                return Err(Invalid::new(&key("access"), &rule.access, "\"write\" or \"any\""));
+            }
+            check_effect(&key("effect"), &rule.effect)?;
+        }
         for rule in &self.rules {
+            let key = |k: &str| format!("permissions.rules[{}].{k}", rule.name);
             if let Some(re) = &rule.args_match {
-                if let Err(e) = regex::Regex::new(re) {
-                    return Err(Invalid::new(
-                        &format!("permissions.rules[{}].args_match", rule.name),
-                        re,
-                        &format!("a valid regex ({e})"),
-                    ));
-                }
+                check_regex(&key("args_match"), re)?;
             }
             if !matches!(rule.path_args.as_str(), "" | "all" | "last") {
-                return Err(Invalid::new(
-                    &format!("permissions.rules[{}].path_args", rule.name),
-                    &rule.path_args,
-                    "\"all\" or \"last\"",
-                ));
+                return Err(Invalid::new(&key("path_args"), &rule.path_args, "\"all\" or \"last\""));
             }
             if rule.programs.is_empty() {
-                return Err(Invalid::new(
-                    &format!("permissions.rules[{}].programs", rule.name),
-                    "[]",
-                    "at least one program",
-                ));
+                return Err(Invalid::new(&key("programs"), "[]", "at least one program"));
             }
+            check_effect(&key("effect"), &rule.effect)?;
         }
         Ok(())
     }
