@@ -43,6 +43,11 @@ fn workspace_db(client: &LspClient) -> std::path::PathBuf {
         .expect("the workspace store exists")
 }
 
+/// Whether `m` is the response to the client's request `id` (not a server request that shares the number).
+fn is_response(m: &Value, id: i64) -> bool {
+    m.get("method").is_none() && m.get("id") == Some(&json!(id))
+}
+
 fn deltas(client: &mut LspClient, request_id: &str) -> Vec<String> {
     client
         .inbox
@@ -111,7 +116,7 @@ fn cancel_request_stops_a_chat_mid_stream() {
         let msg = client.recv(Duration::from_secs(5));
         if let Some(m) = msg {
             let first_delta = m["method"] == json!("tinycoder/chatDelta");
-            assert!(m.get("id") != Some(&json!(id)), "chat finished before it could be cancelled: {m}");
+            assert!(!is_response(&m, id), "chat finished before it could be cancelled: {m}");
             client.inbox.push_back(m);
             if first_delta {
                 break;
@@ -167,11 +172,17 @@ fn cancelling_the_progress_stops_the_chat() {
     );
     // The server creates a progress (answered by the client helper) and reports as deltas arrive.
     let deadline = std::time::Instant::now() + lsp_client::ANSWER_TIMEOUT;
+    let mut chat_token = None;
     let token = loop {
         let m = client.recv(Duration::from_secs(5));
         if let Some(m) = m {
-            assert!(m.get("id") != Some(&json!(id)), "chat finished before it could be cancelled: {m}");
-            if m["method"] == json!("$/progress") && m["params"]["value"]["kind"] == json!("report") {
+            assert!(!is_response(&m, id), "chat finished before it could be cancelled: {m}");
+            // The chat's own progress (indexing may report under another token first).
+            if m["method"] == json!("$/progress") && m["params"]["value"]["title"] == json!("tinycoder: chat") {
+                chat_token = Some(m["params"]["token"].clone());
+            }
+            let report = m["method"] == json!("$/progress") && m["params"]["value"]["kind"] == json!("report");
+            if report && chat_token.as_ref() == Some(&m["params"]["token"]) {
                 break m["params"]["token"].clone();
             }
             client.inbox.push_back(m);
@@ -188,11 +199,11 @@ fn cancelling_the_progress_stops_the_chat() {
     assert_eq!(err["code"], json!(-32800), "expected RequestCancelled: {err}");
     // The progress ends.
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    while !client
-        .inbox
-        .iter()
-        .any(|m| m["method"] == json!("$/progress") && m["params"]["value"]["kind"] == json!("end"))
-    {
+    while !client.inbox.iter().any(|m| {
+        m["method"] == json!("$/progress")
+            && m["params"]["token"] == token
+            && m["params"]["value"]["kind"] == json!("end")
+    }) {
         if let Some(m) = client.recv(Duration::from_millis(200)) {
             client.inbox.push_back(m);
         }
@@ -247,5 +258,32 @@ fn long_sessions_are_summarized_by_the_summarizer_model_and_reused() {
         )
         .unwrap_or_else(|e| panic!("chat after a summary failed: {e}"));
     assert!(!third["reply"].as_str().unwrap().trim().is_empty());
+    assert!(client.shutdown_and_exit().success());
+}
+
+#[test]
+fn chat_answers_from_the_project_and_cites_a_file_that_is_not_open() {
+    require_ollama();
+    let mut client = LspClient::spawn();
+    std::fs::create_dir_all(client.root().join("shop")).unwrap();
+    std::fs::write(
+        client.root().join("shop/shipping.py"),
+        "def shipping_cost(weight_kg, express=False):\n    \"\"\"Cost in cents: 500 base plus 120 per started kilogram.\"\"\"\n    cost = 500 + 120 * int(weight_kg)\n    return cost * 2 if express else cost\n",
+    )
+    .unwrap();
+    std::fs::write(client.root().join("notes.py"), "def greet(name):\n    return 'hi ' + name\n").unwrap();
+    client.initialize(&["utf-8"], chat_options());
+    let reply = client
+        .request(
+            "tinycoder/chat",
+            json!({"requestId": "p1", "message": "How much does shipping_cost charge per kilogram?"}),
+        )
+        .unwrap_or_else(|e| panic!("chat failed: {e}"));
+    let text = reply["reply"].as_str().unwrap();
+    assert_eq!(deltas(&mut client, "p1").concat(), text);
+    // The index found the unopened file; the reply cites it as a file:line link.
+    let sources = text.rsplit_once("Sources: ").map(|(_, s)| s).unwrap_or_else(|| panic!("no sources: {text}"));
+    assert!(sources.contains("[shop/shipping.py:1](file://"), "{sources}");
+    assert!(!sources.contains("notes.py"), "an unrelated file is not cited: {sources}");
     assert!(client.shutdown_and_exit().success());
 }

@@ -66,6 +66,10 @@ pub fn request_text(
                 &[("path", &target.path), ("lines", &lines), ("instruction", instruction), ("format_rules", &rules)],
             )
         }
+        AgentRequest::AddTests { .. } => prompts.render(
+            PromptId::CODER_REQUEST_TESTS,
+            &[("path", &target.path), ("subject", &target.message), ("format_rules", &rules)],
+        ),
         AgentRequest::Fix { .. } => {
             let problem = match &target.test {
                 Some(test) => {
@@ -116,6 +120,15 @@ pub fn failure_excerpt(output: &str, test: Option<&str>, max_lines: usize) -> St
 /// output, shown after the code (dropped in reverse order when over budget).
 pub fn evidence(target: &Target, baseline: Option<&TestSummary>, max_lines: usize) -> Vec<ContextSection> {
     let mut out = Vec::new();
+    if let Some((title, code)) = &target.subject {
+        let lang = language_of(title.split(':').next().unwrap_or(""));
+        out.push(ContextSection {
+            kind: SectionKind::Evidence,
+            title: format!("The code to test ({title}):"),
+            text: format!("```{lang}\n{}\n```", code.trim_end()),
+            tokens: 0,
+        });
+    }
     if let Some((title, code)) = &target.test_source {
         let lang = language_of(title.split(':').next().unwrap_or(""));
         out.push(ContextSection {

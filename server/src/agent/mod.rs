@@ -12,6 +12,7 @@
 //! adapters over it. Only the runtime loop changes a task's state; the router,
 //! the target ranking, the edit parsing and the memory policy are pure.
 
+mod add_tests;
 mod ask;
 mod coder;
 mod critic;
@@ -27,6 +28,7 @@ mod state;
 mod steps;
 pub mod target;
 
+pub use add_tests::{subject_at, Subject};
 pub use ask::{prepare_answer, AnswerRequest};
 pub use env::{read_workspace_file, AgentEnv, DiskSources, SourceView};
 pub use error::AgentError;

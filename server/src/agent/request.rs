@@ -76,6 +76,9 @@ pub enum AgentRequest {
     },
     /// Change the given lines as instructed.
     Edit { target: Location, instruction: String },
+    /// Write tests for the definition at `target`, added to `test_file` (or a test
+    /// file of the project that the agent picks); they must pass before they are proposed.
+    AddTests { target: Location, test_file: Option<String> },
 }
 
 impl AgentRequest {
@@ -89,6 +92,7 @@ impl AgentRequest {
                 format!("fix{at}: {what}").trim_end_matches(": ").to_string()
             }
             Self::Edit { target, instruction } => format!("edit {target}: {instruction}"),
+            Self::AddTests { target, .. } => format!("write tests for {target}"),
         }
     }
 
@@ -96,7 +100,7 @@ impl AgentRequest {
     pub fn target(&self) -> Option<&Location> {
         match self {
             Self::Fix { target, .. } => target.as_ref(),
-            Self::Edit { target, .. } => Some(target),
+            Self::Edit { target, .. } | Self::AddTests { target, .. } => Some(target),
         }
     }
 }

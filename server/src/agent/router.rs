@@ -134,6 +134,7 @@ mod tests {
             protect_tests: true,
             related: vec![],
             related_files: Default::default(),
+            subject: None,
         }
     }
 

@@ -90,6 +90,9 @@ pub struct Target {
     /// The text of each related definition's file when the task read it.
     #[serde(default)]
     pub related_files: BTreeMap<String, String>,
+    /// Code from another file the request is about (location, source), shown and never edited.
+    #[serde(default)]
+    pub subject: Option<(String, String)>,
 }
 
 impl Target {

@@ -109,6 +109,7 @@ pub async fn locate(env: &AgentEnv, task: &mut Task) -> Result<StepEnd, AgentErr
                 protect_tests: false,
                 related: Vec::new(),
                 related_files: Default::default(),
+                subject: None,
             }
         }),
         AgentRequest::Fix { target: Some(loc), message, from_tests } => {
@@ -138,9 +139,13 @@ pub async fn locate(env: &AgentEnv, task: &mut Task) -> Result<StepEnd, AgentErr
                         protect_tests: !crate::edits::is_test_path(&loc.path),
                         related: Vec::new(),
                         related_files: Default::default(),
+                        subject: None,
                     }
                 })
             }
+        }
+        AgentRequest::AddTests { target, test_file } => {
+            super::add_tests::tests_target(env, target, test_file.as_deref())
         }
         AgentRequest::Fix { target: None, .. } => {
             let baseline = task.progress.baseline.clone().unwrap_or_default();
@@ -243,6 +248,7 @@ fn locate_failure(
         protect_tests: true,
         related,
         related_files,
+        subject: None,
     })
 }
 
@@ -321,7 +327,8 @@ pub async fn attempt(env: &AgentEnv, task: &mut Task, cancel: &CancellationToken
     if number == 1 {
         task.record(env, vec![ev(EventType::StatusChanged, json!({"status": "retrieving_memory"}))]).await?;
     }
-    let format = coder::choose_format(&env.config.runtime, &target.path, &target.before, !target.related.is_empty());
+    let other_files = !target.related.is_empty() || target.subject.is_some();
+    let format = coder::choose_format(&env.config.runtime, &target.path, &target.before, other_files);
     let counter = TokenCounter::with_model(&env.config.budget, env.model.clone(), ModelRole::Coder);
     let memory = MemoryContext::new(env);
     let ctx = match coder::build_context(env, &task.request, &task.progress, format, &memory, &counter).await {
@@ -437,7 +444,19 @@ pub async fn attempt(env: &AgentEnv, task: &mut Task, cancel: &CancellationToken
         prompt_tokens,
         duration_ms,
     };
-    match apply_reply(format, &target.files(), &reply, &opts) {
+    let applied = apply_reply(format, &target.files(), &reply, &opts).map_err(|e| e.to_string()).and_then(|o| {
+        match &task.request {
+            AgentRequest::AddTests { .. } => o
+                .changes
+                .iter()
+                .try_for_each(|(p, after)| {
+                    super::add_tests::check_added_tests(p, target.before_of(p).unwrap_or(""), after).map(|_| ())
+                })
+                .map(|_| o),
+            _ => Ok(o),
+        }
+    });
+    match applied {
         Err(e) => {
             record.result = AttemptResult::BadEdit { error: e.to_string() };
             task.record(
@@ -495,6 +514,7 @@ fn mode_of(request: &AgentRequest) -> &'static str {
     match request {
         AgentRequest::Fix { .. } => crate::contracts::CoderMode::Fix.as_str(),
         AgentRequest::Edit { .. } => crate::contracts::CoderMode::Refactor.as_str(),
+        AgentRequest::AddTests { .. } => crate::contracts::CoderMode::Test.as_str(),
     }
 }
 

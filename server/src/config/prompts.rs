@@ -50,6 +50,10 @@ prompts! {
     CRITIC_REQUEST = "critic_request" ["request", "tests", "diff"];
     MEMORY_ERROR_FIX = "memory_error_fix" ["message", "path", "symbols", "change"];
     ASK_REQUEST = "ask_request" ["question"];
+    CODER_REQUEST_TESTS = "coder_request_tests" ["path", "subject", "format_rules"];
+    EXPLAIN_REQUEST = "explain_request" ["path", "lines"];
+    DOCUMENT_INSTRUCTION = "document_instruction" ["symbol", "language"];
+    EDIT_PRESETS = "edit_presets" [];
 }
 
 /// A template that cannot be loaded or rendered.

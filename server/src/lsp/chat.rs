@@ -1,11 +1,12 @@
-//! `tinycoder/chat`: a streamed chat with the coder model about the current file
-//! or selection; turns kept per session in memory.
+//! `tinycoder/chat`: a streamed chat with the coder model about the project
+//! (`chat_context.rs` builds its prompt); turns kept per session in memory as a
+//! fallback of the store. [`build_messages`] serves when no workspace is open.
 
 use crate::config::{Config, ModelRole, PromptId, PromptLibrary};
 use crate::llm::ChatMessage;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
-use tower_lsp_server::ls_types::{notification::Notification, Range, TextDocumentIdentifier};
+use tower_lsp_server::ls_types::{notification::Notification, Position, Range, TextDocumentIdentifier};
 
 /// Parameters of `tinycoder/chat`.
 #[derive(Debug, Clone, Deserialize)]
@@ -20,6 +21,8 @@ pub struct ChatParams {
     pub text_document: Option<TextDocumentIdentifier>,
     /// The selection in that file; the whole file when absent.
     pub range: Option<Range>,
+    /// The cursor in that file (its symbol is shown when there is no selection).
+    pub position: Option<Position>,
 }
 
 /// Result of `tinycoder/chat`.

@@ -20,16 +20,30 @@ impl Backend {
         let session_id = params.session_id.clone().unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
         let request_id = params.request_id.clone().unwrap_or_else(|| uuid::Uuid::new_v4().to_string());
         let settings = self.settings().ok_or_else(|| request_failed("the server is not initialized"))?;
-        let file = self.file_context(&params)?;
         // The store is the source of truth for a session (its summary plus the turns not yet
         // folded into it); the in-memory turns serve when the store is unavailable.
         let history = match self.persisted_history(&session_id, &settings.prompts).await {
             Some(h) => h,
             None => self.chats.lock().map_err(lock_err)?.history(&session_id),
         };
-        let (messages, context_trimmed) =
-            build_messages(&settings.loaded.config, &settings.prompts, &history, file.as_ref(), &params.message)
+        // A named document must be open, whichever way the turn is built.
+        let file = self.file_context(&params)?;
+        let (messages, context_trimmed, footer) = match self.project_turn(&params, &history).await? {
+            Some((turn, root)) => {
+                (turn.messages, turn.trimmed, super::chat_context::sources_footer(&root, &turn.sources))
+            }
+            None => {
+                let (messages, trimmed) = build_messages(
+                    &settings.loaded.config,
+                    &settings.prompts,
+                    &history,
+                    file.as_ref(),
+                    &params.message,
+                )
                 .map_err(|e| request_failed(e.to_string()))?;
+                (messages, trimmed, String::new())
+            }
+        };
         let model = settings.model.clone().map_err(request_failed)?;
         // Dropping this future ($/cancelRequest) drops the guard, which cancels the model call;
         // cancelling the progress (window/workDoneProgress/cancel or tinycoder.cancel) stops it too.
@@ -58,6 +72,16 @@ impl Backend {
                     session_id: session_id.clone(),
                     request_id: request_id.clone(),
                     delta,
+                })
+                .await;
+        }
+        if !footer.is_empty() {
+            reply.push_str(&footer);
+            self.client
+                .send_notification::<ChatDelta>(ChatDeltaParams {
+                    session_id: session_id.clone(),
+                    request_id: request_id.clone(),
+                    delta: footer,
                 })
                 .await;
         }

@@ -120,6 +120,11 @@ pub async fn execute(backend: &Backend, name: &str, args: Vec<Value>) -> Result<
             Ok(Some(json!({ "jobId": id, "cancelled": cancelled })))
         }
         CommandId::Fix => super::agent_flow::fix(backend, &args).await,
+        CommandId::Edit => super::edit_flows::edit(backend, &args).await,
+        CommandId::Document => super::edit_flows::document(backend, &args).await,
+        CommandId::GenerateTests => super::edit_flows::generate_tests(backend, &args).await,
+        CommandId::Explain => super::answer_flow::explain(backend, &args).await,
+        CommandId::Ask => super::answer_flow::ask(backend, &args).await,
         CommandId::RunTests => super::flows::run_tests(backend).await,
         CommandId::Index => super::flows::index(backend).await,
         CommandId::Tasks => super::flows::tasks(backend, &args).await,

@@ -14,24 +14,41 @@ pub(super) type IndexedWorkspace = (Arc<crate::index::WorkspaceIndex>, crate::in
 /// Progress is reported once per this many files (and at the end).
 const PROGRESS_EVERY_FILES: usize = 200;
 
-impl Backend {
-    /// The workspace index, when it has been opened.
-    pub(super) fn index(&self) -> Option<Arc<crate::index::WorkspaceIndex>> {
-        self.index.get().cloned()
+/// What a background task needs to open the workspace index at most once (owned handles).
+#[derive(Clone)]
+pub(super) struct IndexSlots {
+    pub(super) slot: Arc<std::sync::OnceLock<Arc<crate::index::WorkspaceIndex>>>,
+    pub(super) open: Arc<std::sync::Mutex<()>>,
+    pub(super) run: Arc<std::sync::Mutex<()>>,
+}
+
+impl IndexSlots {
+    /// The index, when it has been opened.
+    pub(super) fn get(&self) -> Option<Arc<crate::index::WorkspaceIndex>> {
+        self.slot.get().cloned()
     }
 
     /// A blocking job (run it with `spawn_blocking`): opens the index once, then brings it
     /// up to date with the disk under `progress`, cancellable from it; one run at a time.
-    pub(super) fn index_job(
+    pub(super) fn job(
         &self,
         root: PathBuf,
         config: crate::config::Config,
         progress: ProgressHandle,
     ) -> impl FnOnce() -> std::result::Result<IndexedWorkspace, crate::index::IndexError> + Send + 'static {
-        let open = self.index_opener(root, config);
-        let run_lock = self.index_run.clone();
+        let (slot, lock, run_lock) = (self.slot.clone(), self.open.clone(), self.run.clone());
         move || {
-            let index = open()?;
+            let index = {
+                let _guard = lock.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+                match slot.get() {
+                    Some(index) => index.clone(),
+                    None => {
+                        let index = Arc::new(crate::index::WorkspaceIndex::open_for_workspace(&root, &config)?);
+                        let _ = slot.set(index.clone());
+                        index
+                    }
+                }
+            };
             let _running = run_lock.lock().unwrap_or_else(|p| p.into_inner());
             let cancel = progress.cancel_token();
             let summary = index.index_all(
@@ -46,24 +63,27 @@ impl Backend {
             Ok((index, summary))
         }
     }
+}
 
-    /// A blocking opener of the workspace index that opens it at most once (call it off the async threads).
-    fn index_opener(
+impl Backend {
+    /// The workspace index, when it has been opened.
+    pub(super) fn index(&self) -> Option<Arc<crate::index::WorkspaceIndex>> {
+        self.index.get().cloned()
+    }
+
+    /// Owned handles to open the index from a background task.
+    pub(super) fn index_slots(&self) -> IndexSlots {
+        IndexSlots { slot: self.index.clone(), open: self.index_open.clone(), run: self.index_run.clone() }
+    }
+
+    /// [`IndexSlots::job`] for this server's index.
+    pub(super) fn index_job(
         &self,
         root: PathBuf,
         config: crate::config::Config,
-    ) -> impl FnOnce() -> std::result::Result<Arc<crate::index::WorkspaceIndex>, crate::index::IndexError> + Send + 'static
-    {
-        let (slot, lock) = (self.index.clone(), self.index_open.clone());
-        move || {
-            let _guard = lock.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-            if let Some(index) = slot.get() {
-                return Ok(index.clone());
-            }
-            let index = Arc::new(crate::index::WorkspaceIndex::open_for_workspace(&root, &config)?);
-            let _ = slot.set(index.clone());
-            Ok(index)
-        }
+        progress: ProgressHandle,
+    ) -> impl FnOnce() -> std::result::Result<IndexedWorkspace, crate::index::IndexError> + Send + 'static {
+        self.index_slots().job(root, config, progress)
     }
 
     /// Opens the workspace index off the async threads, brings it up to date under

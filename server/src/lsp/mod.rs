@@ -5,17 +5,21 @@
 //! commands in [`commands`], progress and cancellation in [`progress`], chat in [`chat`].
 
 pub mod agent_flow;
+pub mod answer_flow;
 pub mod chat;
+mod chat_context;
 mod chat_flow;
 pub mod code_actions;
 pub mod commands;
 pub mod convert;
 pub mod documents;
+pub mod edit_flows;
 pub mod flows;
 mod indexing;
 pub mod patch_edit;
 pub mod progress;
 mod resume;
+mod review;
 pub mod server;
 pub mod symbols;
 pub mod transport;

@@ -73,6 +73,16 @@ pub fn workspace_edit(
     Some(WorkspaceEdit { changes: None, document_changes: Some(DocumentChanges::Edits(edits)), change_annotations })
 }
 
+/// The workspace edit of `patch` as plain `changes` (for clients without document changes).
+pub fn plain_workspace_edit(root: &Path, patch: &Patch, enc: PositionEncoding) -> Option<WorkspaceEdit> {
+    let mut changes = HashMap::new();
+    for c in &patch.changes {
+        let uri = Uri::from_file_path(root.join(&c.path))?;
+        changes.insert(uri, hunk_edits(&c.before, &c.after, enc));
+    }
+    Some(WorkspaceEdit { changes: Some(changes), document_changes: None, change_annotations: None })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

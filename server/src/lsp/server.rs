@@ -123,7 +123,7 @@ pub(super) fn build_settings(
 }
 
 /// Opens the workspace store into `slot` unless it is already there (one handle per server).
-fn open_store_once(
+pub(super) fn open_store_once(
     slot: &Mutex<Option<crate::store::Store>>,
     root: &std::path::Path,
     config: &crate::config::Config,
@@ -364,7 +364,8 @@ impl LanguageServer for Backend {
                 code_action_provider: Some(CodeActionProviderCapability::Options(CodeActionOptions {
                     code_action_kinds: Some(vec![CodeActionKind::QUICKFIX, CodeActionKind::REFACTOR_REWRITE]),
                     work_done_progress_options: WorkDoneProgressOptions { work_done_progress: Some(true) },
-                    resolve_provider: Some(true),
+                    // Every action's work is a command with progress; nothing is left to resolve.
+                    resolve_provider: Some(false),
                 })),
                 execute_command_provider: Some(ExecuteCommandOptions {
                     commands: command_names(),
@@ -480,11 +481,6 @@ impl LanguageServer for Backend {
             &params.context.diagnostics,
             params.context.only.as_deref(),
         )))
-    }
-
-    async fn code_action_resolve(&self, action: CodeAction) -> Result<CodeAction> {
-        // Listing already filled in everything; the work runs as the action's command.
-        Ok(action)
     }
 
     async fn execute_command(&self, params: ExecuteCommandParams) -> Result<Option<LSPAny>> {

@@ -23,6 +23,8 @@ pub struct LspClient {
     pub inbox: VecDeque<Value>,
     /// Results to answer server→client requests with, by method (default: `null`).
     pub replies: std::collections::HashMap<String, Value>,
+    /// One-time results by method, used in order before `replies`.
+    pub reply_queue: std::collections::HashMap<String, VecDeque<Value>>,
     _dirs: tempfile::TempDir,
 }
 
@@ -78,7 +80,16 @@ impl LspClient {
                 }
             }
         });
-        Self { child, stdin, rx, next_id: 0, inbox: VecDeque::new(), replies: Default::default(), _dirs: dirs }
+        Self {
+            child,
+            stdin,
+            rx,
+            next_id: 0,
+            inbox: VecDeque::new(),
+            replies: Default::default(),
+            reply_queue: Default::default(),
+            _dirs: dirs,
+        }
     }
 
     /// The server's process id.
@@ -121,8 +132,9 @@ impl LspClient {
                 if msg.get("method").is_some() && msg.get("id").is_some() {
                     // A server→client request (e.g. window/workDoneProgress/create): accept it.
                     let id = msg["id"].clone();
-                    let result =
-                        msg["method"].as_str().and_then(|m| self.replies.get(m)).cloned().unwrap_or(Value::Null);
+                    let method = msg["method"].as_str().unwrap_or("");
+                    let queued = self.reply_queue.get_mut(method).and_then(|q| q.pop_front());
+                    let result = queued.or_else(|| self.replies.get(method).cloned()).unwrap_or(Value::Null);
                     self.send(&json!({"jsonrpc": "2.0", "id": id, "result": result}));
                 }
                 Some(msg)
@@ -163,6 +175,17 @@ impl LspClient {
     /// [`LspClient::initialize`]; `edit_previews = false` plays an editor without
     /// versioned document changes and change annotations.
     pub fn initialize_with(&mut self, encodings: &[&str], init_options: Value, edit_previews: bool) -> Value {
+        self.initialize_full(encodings, init_options, edit_previews, edit_previews)
+    }
+
+    /// [`LspClient::initialize_with`], saying separately whether the editor can show documents.
+    pub fn initialize_full(
+        &mut self,
+        encodings: &[&str],
+        init_options: Value,
+        edit_previews: bool,
+        show_document: bool,
+    ) -> Value {
         let root = self._dirs.path().to_path_buf();
         let root_uri = format!("file://{}", root.display());
         let result = self
@@ -175,7 +198,7 @@ impl LspClient {
                     "initializationOptions": init_options,
                     "capabilities": {
                         "general": {"positionEncodings": encodings},
-                        "window": {"workDoneProgress": true, "showDocument": {"support": edit_previews}},
+                        "window": {"workDoneProgress": true, "showDocument": {"support": show_document}},
                         "workspace": {"applyEdit": true, "workspaceEdit": if edit_previews {
                             json!({"documentChanges": true, "changeAnnotationSupport": {"groupsOnLabel": true}})
                         } else {

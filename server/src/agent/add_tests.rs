@@ -1,0 +1,184 @@
+//! Writing tests for a definition: which test file they go into, what the
+//! coder is shown, and the check that an edit only adds tests. The new tests
+//! must pass in the shadow like any other attempt (`state::judge`): a test the
+//! edit adds is a test that did not fail before, so a failing one is a new failure.
+
+use super::env::AgentEnv;
+use super::request::Location;
+use super::state::Target;
+use crate::edits::is_test_path;
+use crate::syntax::{extract_symbols, language_for_path, parse, SymbolKind};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// The definition to test: its name and 1-based lines, and its source.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Subject {
+    pub name: String,
+    pub start_line: usize,
+    pub end_line: usize,
+    pub code: String,
+}
+
+/// The innermost function, method or class around 1-based `line` of `path`.
+pub fn subject_at(path: &str, text: &str, line: usize) -> Option<Subject> {
+    let lang = language_for_path(Path::new(path))?;
+    let tree = parse(lang, text)?;
+    let row = line.saturating_sub(1);
+    extract_symbols(lang, &tree, text.as_bytes())
+        .into_iter()
+        .filter(|s| {
+            matches!(
+                s.kind,
+                SymbolKind::Function | SymbolKind::Method | SymbolKind::Class | SymbolKind::Struct | SymbolKind::Enum
+            )
+        })
+        .filter(|s| s.start.row <= row && row <= s.end.row)
+        .min_by_key(|s| s.end.row - s.start.row)
+        .map(|s| Subject {
+            name: s.name.clone(),
+            start_line: s.start.row + 1,
+            end_line: s.end.row + 1,
+            code: text[s.byte_range.clone()].to_string(),
+        })
+}
+
+/// The test file that best fits tests of `name` from `path`, among `files`
+/// (path → names it references): one already naming the definition, then one
+/// naming its module, then one whose file name holds the module's. A Rust file
+/// is its own test file (unit tests live beside the code) when no other fits.
+pub fn pick_test_file(path: &str, name: &str, files: &BTreeMap<String, Vec<String>>) -> Option<String> {
+    let stem = Path::new(path).file_stem().and_then(|s| s.to_str()).unwrap_or("");
+    let ext = Path::new(path).extension().and_then(|s| s.to_str()).unwrap_or("");
+    let score = |file: &str, refs: &[String]| -> usize {
+        let file_name = Path::new(file).file_name().and_then(|s| s.to_str()).unwrap_or("");
+        let mut s = 0;
+        if refs.iter().any(|r| r == name) {
+            s += 4;
+        }
+        if !stem.is_empty() && refs.iter().any(|r| r == stem) {
+            s += 2;
+        }
+        if !stem.is_empty() && file_name.contains(stem) {
+            s += 1;
+        }
+        s
+    };
+    let best = files
+        .iter()
+        .filter(|(f, _)| is_test_path(f) && f.as_str() != path && f.ends_with(&format!(".{ext}")))
+        .map(|(f, refs)| (score(f, refs), f))
+        .filter(|(s, _)| *s > 0)
+        .max_by(|a, b| a.0.cmp(&b.0).then_with(|| b.1.cmp(a.1)))
+        .map(|(_, f)| f.clone());
+    best.or_else(|| (ext == "rs").then(|| path.to_string()))
+}
+
+/// The target of a request for tests of the definition at `loc`: the test file,
+/// with the definition shown beside it (never edited).
+pub fn tests_target(env: &AgentEnv, loc: &Location, test_file: Option<&str>) -> Result<Target, String> {
+    let source = env
+        .sources
+        .read(&loc.path)
+        .ok_or_else(|| format!("`{}` is not a readable text file in the workspace", loc.path))?;
+    let subject = subject_at(&loc.path, &source, loc.focus())
+        .ok_or_else(|| format!("there is no function or class at {loc} to write tests for"))?;
+    let file = match test_file {
+        Some(f) => f.to_string(),
+        None => {
+            let refs = env.index.with_files(|t| {
+                t.files.iter().map(|(p, r)| (p.clone(), r.references.clone())).collect::<BTreeMap<_, _>>()
+            });
+            pick_test_file(&loc.path, &subject.name, &refs).ok_or_else(|| {
+                format!(
+                    "no test file of the project fits tests of `{}`: create one (e.g. tests/test_{}.py) and ask again",
+                    subject.name,
+                    Path::new(&loc.path).file_stem().and_then(|s| s.to_str()).unwrap_or("module")
+                )
+            })?
+        }
+    };
+    let before = env.sources.read(&file).ok_or_else(|| format!("`{file}` is not a readable text file"))?;
+    let last = before.lines().count().max(1);
+    let shown = format!("{}:{}-{}", loc.path, subject.start_line, subject.end_line);
+    Ok(Target {
+        path: file.clone(),
+        start_line: last,
+        end_line: last,
+        test: None,
+        message: format!("`{}` ({shown})", subject.name),
+        test_source: None,
+        why: format!("tests of `{}` go into {file}", subject.name),
+        before,
+        protect_tests: false,
+        related: Vec::new(),
+        related_files: Default::default(),
+        subject: Some((shown, subject.code)),
+    })
+}
+
+/// Checks that `after` only adds tests to `path`: at least one new test
+/// definition, and no existing definition changed. Returns the new tests' names.
+pub fn check_added_tests(path: &str, before: &str, after: &str) -> Result<Vec<String>, String> {
+    let names = |text: &str| -> Vec<String> {
+        let Some(lang) = language_for_path(Path::new(path)) else { return Vec::new() };
+        parse(lang, text)
+            .map(|t| extract_symbols(lang, &t, text.as_bytes()))
+            .unwrap_or_default()
+            .into_iter()
+            .map(|s| s.name)
+            .collect()
+    };
+    let old = names(before);
+    let changed: Vec<String> =
+        crate::edits::changed_symbols(path, before, after).into_iter().filter(|n| old.contains(n)).collect();
+    if !changed.is_empty() {
+        return Err(format!(
+            "the edit changes existing code ({}); add new test functions and leave everything else as it is",
+            changed.join(", ")
+        ));
+    }
+    let added: Vec<String> = names(after)
+        .into_iter()
+        .filter(|n| !old.contains(n) && (n.starts_with("test") || n.starts_with("Test")))
+        .collect();
+    if added.is_empty() {
+        return Err("the edit adds no test function (names start with `test`)".into());
+    }
+    Ok(added)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_test_file_that_names_the_definition_wins() {
+        let files: BTreeMap<String, Vec<String>> = [
+            ("shop/prices.py", vec!["item_price", "total_price"]),
+            ("tests/test_other.py", vec!["shop"]),
+            ("tests/test_prices.py", vec!["shop", "total_price"]),
+            ("tests/test_cart.py", vec!["prices"]),
+        ]
+        .into_iter()
+        .map(|(p, r)| (p.to_string(), r.into_iter().map(String::from).collect()))
+        .collect();
+        assert_eq!(pick_test_file("shop/prices.py", "total_price", &files).as_deref(), Some("tests/test_prices.py"));
+        assert_eq!(pick_test_file("shop/prices.py", "unknown", &files).as_deref(), Some("tests/test_prices.py"));
+        assert_eq!(pick_test_file("lib/other.py", "f", &files), None);
+        assert_eq!(pick_test_file("src/ring.rs", "push", &files).as_deref(), Some("src/ring.rs"));
+    }
+
+    #[test]
+    fn only_new_tests_pass_the_check() {
+        let before = "from shop import f\n\n\ndef test_a():\n    assert f(1) == 1\n";
+        let added = format!("{before}\n\ndef test_b():\n    assert f(2) == 2\n");
+        assert_eq!(check_added_tests("tests/test_f.py", before, &added).unwrap(), vec!["test_b"]);
+        let changed = "from shop import f\n\n\ndef test_a():\n    assert True\n";
+        assert!(check_added_tests("tests/test_f.py", before, changed).unwrap_err().contains("test_a"));
+        let helper = format!("{before}\n\ndef helper():\n    return 1\n");
+        assert!(check_added_tests("tests/test_f.py", before, &helper).unwrap_err().contains("no test"));
+        let s = subject_at("a.py", "x = 1\n\ndef f(a):\n    return a\n", 4).unwrap();
+        assert_eq!((s.name.as_str(), s.start_line, s.end_line), ("f", 3, 4));
+    }
+}

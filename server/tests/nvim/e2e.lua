@@ -1,0 +1,87 @@
+-- Run by server/tests/nvim_e2e.rs: the plugin, the real server and a real model, end to end.
+--   nvim --headless -u NONE -i NONE -c "luafile server/tests/nvim/e2e.lua"
+-- Env: TINYCODER_BIN, TINYCODER_PLUGIN (editors/nvim), TINYCODER_ROOT (a copy of the
+-- agent fixture), TINYCODER_URL, TINYCODER_MODEL, TINYCODER_OUT.
+local out = assert(io.open(os.getenv('TINYCODER_OUT'), 'w'))
+local function say(...) out:write(table.concat({ ... }, '\t'):gsub('\n', '\\n') .. '\n'); out:flush() end
+local LONG = 1800 * 1000
+
+local ok, err = pcall(function()
+  local v = vim.version()
+  say('NVIM', string.format('%d.%d.%d', v.major, v.minor, v.patch))
+  vim.opt.runtimepath:prepend(os.getenv('TINYCODER_PLUGIN'))
+  vim.cmd('filetype on')
+  local notify = vim.notify
+  vim.notify = function(msg, level, o)
+    say('NOTIFY', tostring(level), tostring(msg))
+    return notify(msg, level, o)
+  end
+  local tc = require('tinycoder')
+  local role = { name = os.getenv('TINYCODER_MODEL') }
+  tc.setup({
+    cmd = { os.getenv('TINYCODER_BIN'), 'lsp' },
+    init_options = {
+      backend = { kind = 'openai', url = os.getenv('TINYCODER_URL') },
+      models = { planner = role, coder = role, critic = role, summarizer = role },
+    },
+  })
+  local root = os.getenv('TINYCODER_ROOT')
+  vim.cmd('edit ' .. vim.fn.fnameescape(root .. '/tests/test_prices.py'))
+  local buf = vim.api.nvim_get_current_buf()
+  local attached = vim.wait(30000, function()
+    local c = tc.client(buf)
+    return c ~= nil and c.initialized ~= false and c.server_capabilities ~= nil
+  end, 100)
+  say('ATTACHED', tostring(attached))
+
+  -- Run the tests: the failing one becomes a tinycoder diagnostic.
+  vim.cmd('TinycoderRunTests')
+  local function test_diags()
+    local found = {}
+    for _, d in ipairs(vim.diagnostic.get(buf)) do
+      if d.source == 'tinycoder' then table.insert(found, d) end
+    end
+    return found
+  end
+  vim.wait(300000, function() return #test_diags() > 0 end, 200)
+  local diags = test_diags()
+  say('DIAGNOSTICS', tostring(#diags), diags[1] and diags[1].message or '')
+  if #diags == 0 then error('no test diagnostic') end
+
+  -- The quick-fix on it, then the diff preview.
+  vim.api.nvim_win_set_cursor(0, { diags[1].lnum + 1, 0 })
+  vim.cmd('TinycoderFix')
+  vim.wait(LONG, function() return tc.preview.pending ~= nil end, 500)
+  local p = tc.preview.pending
+  say('PREVIEW', tostring(p ~= nil), p and tostring(#p.tabs) or '0', p and tostring(vim.wo.diff) or '')
+  if not p then error('no preview') end
+  local src = p.source_buffers[1]
+  say('PREVIEW_FILE', vim.fn.fnamemodify(vim.api.nvim_buf_get_name(src), ':.'))
+  vim.cmd('TinycoderAccept')
+  say('PATCHED', table.concat(vim.api.nvim_buf_get_lines(src, 0, -1, false), '\n'))
+  -- Accepting runs the tests again: the diagnostic clears.
+  local cleared = vim.wait(600000, function() return #test_diags() == 0 end, 500)
+  say('CLEARED', tostring(cleared))
+  vim.cmd('silent! wall')
+
+  -- A chat question that needs a file that is not open.
+  vim.api.nvim_set_current_buf(buf)
+  local client = tc.client(buf)
+  local done = false
+  vim.api.nvim_create_autocmd('User', { pattern = 'TinycoderChatDone', callback = function() done = true end })
+  local id = tc.chat.send(client, 'How is the shipping cost of an order computed?')
+  vim.wait(LONG, function() return done end, 500)
+  say('CHAT_DONE', tostring(done))
+  say('REPLY', tc.chat.replies[id] or '')
+  local open = {}
+  for _, b in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_is_loaded(b) then table.insert(open, vim.fn.fnamemodify(vim.api.nvim_buf_get_name(b), ':.')) end
+  end
+  say('LOADED', table.concat(open, ' '))
+  for _, c in pairs(vim.lsp.get_active_clients()) do c.stop() end
+  vim.wait(5000, function() return #vim.lsp.get_active_clients() == 0 end, 50)
+end)
+if not ok then say('ERROR', tostring(err)) end
+say('DONE')
+out:close()
+vim.cmd('qa!')
