@@ -220,7 +220,7 @@ start_ollama() {
     ensure_ollama
     log "starting Ollama at $OLLAMA_URL (log: $LOGS/ollama.log)"
     OLLAMA_HOST=127.0.0.1:$OLLAMA_PORT OLLAMA_MODELS=$HOME_DIR/ollama-models OLLAMA_MAX_LOADED_MODELS=2 OLLAMA_CONTEXT_LENGTH=$SERVER_CTX \
-      OLLAMA_NOPRUNE=1 setsid "$OLLAMA_BIN" serve >"$LOGS/ollama.log" 2>&1 < /dev/null &
+      OLLAMA_NOPRUNE=1 setsid "$OLLAMA_BIN" serve >"$LOGS/ollama.log" 2>&1 < /dev/null 9>&- &
     echo $! >"$RUN/ollama.pid"
     wait_healthy "$OLLAMA_URL/api/version" Ollama 60 "$LOGS/ollama.log"
   fi
@@ -248,7 +248,7 @@ start_llama() {
   ensure_llama_server
   log "starting llama-server at $LLAMA_URL (log: $LOGS/llama-server.log)"
   LD_LIBRARY_PATH="$LLAMA_LIBS:$(dirname "$LLAMA_BIN")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" setsid "$LLAMA_BIN" --host 127.0.0.1 --port "$LLAMA_PORT" --models-dir "$MODELS" --models-max 1 \
-    --no-cache-prompt -c "$SERVER_CTX" -t "$(nproc)" >"$LOGS/llama-server.log" 2>&1 < /dev/null &
+    --no-cache-prompt -c "$SERVER_CTX" -t "$(nproc)" >"$LOGS/llama-server.log" 2>&1 < /dev/null 9>&- &
   echo $! >"$RUN/llama-server.pid"
   wait_healthy "$LLAMA_URL/health" llama-server 120 "$LOGS/llama-server.log"
 }
@@ -275,6 +275,8 @@ case "${1:-up}" in
   up)
     t0=$SECONDS
     # One `up` at a time per machine: two would build the same servers twice.
+    # The servers it starts close this descriptor (`9>&-`): they outlive `up`
+    # and must not hold the lock.
     exec 9>"$RUN/up.lock"
     flock 9
     command -v curl >/dev/null || apt_install curl
