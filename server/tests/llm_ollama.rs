@@ -40,6 +40,7 @@ async fn dropping_a_stream_frees_the_client() {
 #[tokio::test]
 async fn switching_from_coder_to_critic_leaves_one_model_loaded() {
     let (_g, config) = ready().await;
+    common::unload_all_ollama_models(&ollama_url()).await;
     suite::switching_roles_leaves_one_model_loaded(&config).await;
 }
 

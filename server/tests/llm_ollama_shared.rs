@@ -77,6 +77,8 @@ async fn a_model_another_application_loaded_survives_a_role_switch() {
     let _g = serial().await;
     let ollama = ollama_url();
     require_server(&ollama, "/api/version").await;
+    // Start from nothing loaded: a model an earlier test left loaded would take a slot.
+    common::unload_all_ollama_models(&ollama).await;
     // "Another application": its own model (a copy of the test bed's smollm2 under a unique name), loaded for 10 minutes.
     let other = format!("tinycoder-other-app-{}:latest", std::process::id());
     post(&ollama, "/api/create", serde_json::json!({"model": other, "from": CODER_MODEL, "stream": false})).await;

@@ -48,9 +48,9 @@ fn code_actions_offer_the_quickfix_and_rewrites() {
     );
     assert_eq!(actions[1]["kind"], json!("refactor.rewrite"));
 
-    // Resolve hands the action back whole; only= filters kinds.
-    let resolved = client.request("codeAction/resolve", fix.clone()).unwrap();
-    assert_eq!(&resolved, fix);
+    // Every action carries its command already: resolve is not offered. only= filters kinds.
+    let err = client.request("codeAction/resolve", fix.clone()).unwrap_err();
+    assert_eq!(err["code"], json!(-32601), "{err}");
     let only = client
         .request(
             "textDocument/codeAction",
@@ -60,10 +60,8 @@ fn code_actions_offer_the_quickfix_and_rewrites() {
         .unwrap();
     assert_eq!(only.as_array().unwrap().len(), 4);
 
-    // The flow behind the command is not built yet: a clear error, not a fake result.
-    let err = client
-        .request("workspace/executeCommand", json!({"command": "tinycoder.fix", "arguments": [fix["data"]]}))
-        .unwrap_err();
+    // A command whose flow is not built yet: a clear error, not a fake result.
+    let err = client.request("workspace/executeCommand", json!({"command": "tinycoder.commit"})).unwrap_err();
     assert_eq!(err["code"], json!(-32803));
     assert!(err["message"].as_str().unwrap().contains("not available yet"), "{err}");
     let err = client.request("workspace/executeCommand", json!({"command": "tinycoder.nope"})).unwrap_err();
@@ -106,7 +104,7 @@ fn capabilities_list_every_command_and_the_outline_nests() {
             .map(|c| c.as_str().unwrap())
             .collect::<Vec<_>>(),
     );
-    assert_eq!(caps["codeActionProvider"]["resolveProvider"], json!(true));
+    assert_eq!(caps["codeActionProvider"]["resolveProvider"], json!(false));
     assert_eq!(caps["positionEncoding"], json!("utf-16"));
     assert_eq!(caps["workspace"]["workspaceFolders"]["supported"], json!(true));
     let uri = file_uri(client.root(), "lib.rs");

@@ -56,10 +56,11 @@ pub fn pick_test_file(path: &str, name: &str, files: &BTreeMap<String, Vec<Strin
         if refs.iter().any(|r| r == name) {
             s += 4;
         }
-        if !stem.is_empty() && refs.iter().any(|r| r == stem) {
+        // A test file named after the module is its home; one that imports it comes next.
+        if !stem.is_empty() && file_name.contains(stem) {
             s += 2;
         }
-        if !stem.is_empty() && file_name.contains(stem) {
+        if !stem.is_empty() && refs.iter().any(|r| r == stem) {
             s += 1;
         }
         s
@@ -117,6 +118,36 @@ pub fn tests_target(env: &AgentEnv, loc: &Location, test_file: Option<&str>) -> 
     })
 }
 
+/// `reply` without the top-level definitions `before` already has: small models
+/// often repeat the existing tests around the new ones, and only the new ones
+/// are wanted. The reply is returned unchanged when it has no code to parse.
+pub fn without_existing_definitions(path: &str, before: &str, reply: &str) -> String {
+    let Some(lang) = language_for_path(Path::new(path)) else { return reply.to_string() };
+    let Some(code) = crate::edits::fence::reply_code(reply) else { return reply.to_string() };
+    let top_level = |text: &str| -> Vec<crate::syntax::Symbol> {
+        parse(lang, text)
+            .map(|t| extract_symbols(lang, &t, text.as_bytes()))
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|s| s.parent.is_none())
+            .collect()
+    };
+    let old: Vec<String> = top_level(before).into_iter().map(|s| s.name).collect();
+    let mut kept = String::new();
+    let mut at = 0;
+    for s in top_level(&code).into_iter().filter(|s| old.contains(&s.name)) {
+        // Cut from the start of the definition's first line (decorators included by the range).
+        let start = code[..s.byte_range.start].rfind('\n').map_or(0, |i| i + 1).max(at);
+        kept.push_str(&code[at..start]);
+        at = s.byte_range.end.max(at);
+    }
+    kept.push_str(&code[at..]);
+    if kept.trim().is_empty() {
+        return reply.to_string();
+    }
+    format!("```{}\n{}\n```", lang.name, kept.trim_matches('\n'))
+}
+
 /// Checks that `after` only adds tests to `path`: at least one new test
 /// definition, and no existing definition changed. Returns the new tests' names.
 pub fn check_added_tests(path: &str, before: &str, after: &str) -> Result<Vec<String>, String> {
@@ -167,6 +198,17 @@ mod tests {
         assert_eq!(pick_test_file("shop/prices.py", "unknown", &files).as_deref(), Some("tests/test_prices.py"));
         assert_eq!(pick_test_file("lib/other.py", "f", &files), None);
         assert_eq!(pick_test_file("src/ring.rs", "push", &files).as_deref(), Some("src/ring.rs"));
+    }
+
+    #[test]
+    fn repeated_existing_tests_are_dropped_from_the_reply() {
+        let before = "from shop import f\n\n\ndef test_a():\n    assert f(1) == 1\n";
+        let reply = "```python\ndef test_a():\n    assert f(1) == 2\n\n\ndef test_b():\n    assert f(2) == 2\n```";
+        let kept = without_existing_definitions("tests/test_f.py", before, reply);
+        assert!(!kept.contains("def test_a") && kept.contains("def test_b"), "{kept}");
+        // Nothing new: the reply stays as it was, for the check to explain.
+        let same = "```python\ndef test_a():\n    assert f(1) == 1\n```";
+        assert_eq!(without_existing_definitions("tests/test_f.py", before, same), same);
     }
 
     #[test]

@@ -16,15 +16,16 @@ use futures::StreamExt;
 use std::path::Path;
 use tokio_util::sync::CancellationToken;
 
-/// The edit format for `path` under `runtime.edit_format`; `other_files` says
-/// whether the coder may also change definitions in other files (only the
-/// symbol formats can).
-pub fn choose_format(config: &RuntimeConfig, path: &str, before: &str, other_files: bool) -> EditFormat {
+/// The edit format for `path` under `runtime.edit_format`; `symbols_only` says
+/// the reply must name what it changes: the coder may also change definitions
+/// in other files, or the request is about a selection and the rest of the
+/// file stays exactly as the user has it (a whole-file reply can drop lines).
+pub fn choose_format(config: &RuntimeConfig, path: &str, before: &str, symbols_only: bool) -> EditFormat {
     if let Some(f) = EditFormat::parse(&config.edit_format) {
         return f;
     }
     let has_grammar = crate::syntax::language_for_path(Path::new(path)).is_some();
-    if !other_files && before.lines().count() <= config.whole_file_max_lines as usize {
+    if !symbols_only && before.lines().count() <= config.whole_file_max_lines as usize {
         EditFormat::WholeFile
     } else if has_grammar {
         EditFormat::WholeSymbol

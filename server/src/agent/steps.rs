@@ -327,8 +327,9 @@ pub async fn attempt(env: &AgentEnv, task: &mut Task, cancel: &CancellationToken
     if number == 1 {
         task.record(env, vec![ev(EventType::StatusChanged, json!({"status": "retrieving_memory"}))]).await?;
     }
-    let other_files = !target.related.is_empty() || target.subject.is_some();
-    let format = coder::choose_format(&env.config.runtime, &target.path, &target.before, other_files);
+    let symbols_only =
+        !target.related.is_empty() || target.subject.is_some() || matches!(task.request, AgentRequest::Edit { .. });
+    let format = coder::choose_format(&env.config.runtime, &target.path, &target.before, symbols_only);
     let counter = TokenCounter::with_model(&env.config.budget, env.model.clone(), ModelRole::Coder);
     let memory = MemoryContext::new(env);
     let ctx = match coder::build_context(env, &task.request, &task.progress, format, &memory, &counter).await {
@@ -444,7 +445,13 @@ pub async fn attempt(env: &AgentEnv, task: &mut Task, cancel: &CancellationToken
         prompt_tokens,
         duration_ms,
     };
-    let applied = apply_reply(format, &target.files(), &reply, &opts).map_err(|e| e.to_string()).and_then(|o| {
+    let usable = match &task.request {
+        AgentRequest::AddTests { .. } => {
+            super::add_tests::without_existing_definitions(&target.path, &target.before, &reply)
+        }
+        _ => reply.clone(),
+    };
+    let applied = apply_reply(format, &target.files(), &usable, &opts).map_err(|e| e.to_string()).and_then(|o| {
         match &task.request {
             AgentRequest::AddTests { .. } => o
                 .changes

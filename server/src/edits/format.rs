@@ -83,7 +83,15 @@ pub fn apply_reply(
         EditFormat::SearchReplace => {
             vec![(path.clone(), apply_search_replace(path, before, &parse_search_replace(reply))?)]
         }
-        EditFormat::WholeFile => vec![(path.clone(), apply_whole_file(path, before, reply)?)],
+        EditFormat::WholeFile => match apply_whole_file(path, before, reply) {
+            Ok(after) => vec![(path.clone(), after)],
+            // A short file's reply that holds only the changed definitions is a
+            // whole-symbol edit: small models often answer that way.
+            Err(elided @ EditError::Elided { .. }) => {
+                reply_code(reply).and_then(|code| apply_symbol_edits_across(files, &code, opts).ok()).ok_or(elided)?
+            }
+            Err(e) => return Err(e),
+        },
     };
     let mut changed_symbols = Vec::new();
     for (p, after) in &changes {
@@ -97,4 +105,25 @@ pub fn apply_reply(
         changed_symbols.extend(changed_symbols_of(p, old, after));
     }
     Ok(EditOutcome { changes, changed_symbols })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PRICES: &str = "\"\"\"Totals.\"\"\"\n\n\ndef item(p, q):\n    return p * q\n\n\ndef total(items):\n    t = 0\n    for p, q in items:\n        t = item(p, q)\n    return t\n";
+
+    #[test]
+    fn a_whole_file_reply_with_only_the_changed_function_is_applied_as_one() {
+        let files = vec![("shop.py".to_string(), PRICES.to_string())];
+        let opts = SymbolEdit { focus_line: None, protect_tests: true };
+        let reply = "```python\ndef total(items):\n    t = 0\n    for p, q in items:\n        t += item(p, q)\n    return t\n```";
+        let out = apply_reply(EditFormat::WholeFile, &files, reply, &opts).expect("applied as a whole-symbol edit");
+        assert_eq!(out.changes.len(), 1);
+        assert!(out.changes[0].1.contains("t += item(p, q)") && out.changes[0].1.contains("def item(p, q)"));
+        // A part of the file that names no definition of it is still refused as elided.
+        let partial = "```python\nx = 1\n```";
+        let err = apply_reply(EditFormat::WholeFile, &files, partial, &opts).unwrap_err();
+        assert!(matches!(err, EditError::Elided { .. }), "{err}");
+    }
 }

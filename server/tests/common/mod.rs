@@ -77,6 +77,30 @@ pub async fn serial() -> tokio::sync::MutexGuard<'static, ()> {
     LOCK.lock().await
 }
 
+/// Unloads every model the Ollama at `url` holds, so a test that checks what is
+/// loaded starts from nothing (earlier tests leave their models loaded for minutes).
+pub async fn unload_all_ollama_models(url: &str) {
+    let http = reqwest::Client::new();
+    let Ok(resp) = http.get(format!("{url}/api/ps")).send().await else { return };
+    let v: serde_json::Value = resp.json().await.unwrap_or_default();
+    for m in v["models"].as_array().cloned().unwrap_or_default() {
+        let name = m["name"].as_str().unwrap_or_default().to_string();
+        let body = serde_json::json!({"model": name, "keep_alive": 0});
+        let _ = http.post(format!("{url}/api/generate")).json(&body).send().await;
+    }
+    // The unloads finish in the background: wait until none is left (bounded).
+    for _ in 0..50 {
+        let left = match http.get(format!("{url}/api/ps")).send().await {
+            Ok(r) => r.json::<serde_json::Value>().await.unwrap_or_default()["models"].as_array().map_or(0, Vec::len),
+            Err(_) => 0,
+        };
+        if left == 0 {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+}
+
 /// The coder-class model the agent's end-to-end tests run (Qwen2.5-Coder 0.5B Instruct).
 pub const AGENT_MODEL: &str = "qwen2.5-coder:0.5b";
 

@@ -50,8 +50,16 @@ local ok, err = pcall(function()
 
   -- The quick-fix on it, then the diff preview.
   vim.api.nvim_win_set_cursor(0, { diags[1].lnum + 1, 0 })
+  -- A failed task ends the wait at once (its warning comes as window/showMessage).
+  local failed = nil
+  local show = vim.lsp.handlers['window/showMessage']
+  vim.lsp.handlers['window/showMessage'] = function(e, result, ctx, cfg)
+    if result and result.message and result.message:find('could not do it', 1, true) then failed = result.message end
+    return show(e, result, ctx, cfg)
+  end
   vim.cmd('TinycoderFix')
-  vim.wait(LONG, function() return tc.preview.pending ~= nil end, 500)
+  vim.wait(LONG, function() return tc.preview.pending ~= nil or failed ~= nil end, 500)
+  if failed then error('the fix failed: ' .. failed) end
   local p = tc.preview.pending
   say('PREVIEW', tostring(p ~= nil), p and tostring(#p.tabs) or '0', p and tostring(vim.wo.diff) or '')
   if not p then error('no preview') end
