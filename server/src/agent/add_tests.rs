@@ -148,6 +148,31 @@ pub fn without_existing_definitions(path: &str, before: &str, reply: &str) -> St
     format!("```{}\n{}\n```", lang.name, kept.trim_matches('\n'))
 }
 
+/// `before` with the reply's code appended, when that code defines only names
+/// `before` does not have (new tests); `None` otherwise (the reply then goes
+/// through the ordinary edit format). The result must still parse.
+pub fn append_new_tests(path: &str, before: &str, reply: &str) -> Option<crate::edits::EditOutcome> {
+    let lang = language_for_path(Path::new(path))?;
+    let code = crate::edits::fence::reply_code(reply)?;
+    let names = |text: &str| -> Vec<String> {
+        parse(lang, text)
+            .map(|t| extract_symbols(lang, &t, text.as_bytes()))
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|s| s.parent.is_none())
+            .map(|s| s.name)
+            .collect()
+    };
+    let old = names(before);
+    let new = names(&code);
+    if new.is_empty() || new.iter().any(|n| old.contains(n)) {
+        return None;
+    }
+    let after = format!("{}\n\n\n{}\n", before.trim_end(), code.trim());
+    crate::edits::check_syntax(path, before, &after).ok()?;
+    Some(crate::edits::EditOutcome { changes: vec![(path.to_string(), after)], changed_symbols: new })
+}
+
 /// Checks that `after` only adds tests to `path`: at least one new test
 /// definition, and no existing definition changed. Returns the new tests' names.
 pub fn check_added_tests(path: &str, before: &str, after: &str) -> Result<Vec<String>, String> {
@@ -196,7 +221,9 @@ mod tests {
         .collect();
         assert_eq!(pick_test_file("shop/prices.py", "total_price", &files).as_deref(), Some("tests/test_prices.py"));
         assert_eq!(pick_test_file("shop/prices.py", "unknown", &files).as_deref(), Some("tests/test_prices.py"));
-        assert_eq!(pick_test_file("lib/other.py", "f", &files), None);
+        // A test file named after the module is its home even when it names nothing of it yet.
+        assert_eq!(pick_test_file("lib/other.py", "f", &files).as_deref(), Some("tests/test_other.py"));
+        assert_eq!(pick_test_file("lib/zeta.py", "f", &files), None);
         assert_eq!(pick_test_file("src/ring.rs", "push", &files).as_deref(), Some("src/ring.rs"));
     }
 
@@ -209,6 +236,17 @@ mod tests {
         // Nothing new: the reply stays as it was, for the check to explain.
         let same = "```python\ndef test_a():\n    assert f(1) == 1\n```";
         assert_eq!(without_existing_definitions("tests/test_f.py", before, same), same);
+    }
+
+    #[test]
+    fn new_tests_are_appended_to_the_test_file() {
+        let before = "from shop import f\n\n\ndef test_a():\n    assert f(1) == 1\n";
+        let reply = "```python\ndef test_b():\n    assert f(2) == 2\n```";
+        let out = append_new_tests("tests/test_f.py", before, reply).expect("appended");
+        assert!(out.changes[0].1.starts_with(before.trim_end()) && out.changes[0].1.contains("def test_b"));
+        assert_eq!(check_added_tests("tests/test_f.py", before, &out.changes[0].1).unwrap(), vec!["test_b"]);
+        // A reply that touches an existing definition is not an append.
+        assert!(append_new_tests("tests/test_f.py", before, "```python\ndef test_a():\n    pass\n```").is_none());
     }
 
     #[test]

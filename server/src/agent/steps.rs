@@ -445,23 +445,24 @@ pub async fn attempt(env: &AgentEnv, task: &mut Task, cancel: &CancellationToken
         prompt_tokens,
         duration_ms,
     };
-    let usable = match &task.request {
+    let applied = match &task.request {
+        // New tests go at the end of the test file; what the reply repeats of it is dropped.
         AgentRequest::AddTests { .. } => {
-            super::add_tests::without_existing_definitions(&target.path, &target.before, &reply)
+            let usable = super::add_tests::without_existing_definitions(&target.path, &target.before, &reply);
+            super::add_tests::append_new_tests(&target.path, &target.before, &usable)
+                .map_or_else(|| apply_reply(format, &target.files(), &usable, &opts), Ok)
         }
-        _ => reply.clone(),
+        _ => apply_reply(format, &target.files(), &reply, &opts),
     };
-    let applied = apply_reply(format, &target.files(), &usable, &opts).map_err(|e| e.to_string()).and_then(|o| {
-        match &task.request {
-            AgentRequest::AddTests { .. } => o
-                .changes
-                .iter()
-                .try_for_each(|(p, after)| {
-                    super::add_tests::check_added_tests(p, target.before_of(p).unwrap_or(""), after).map(|_| ())
-                })
-                .map(|_| o),
-            _ => Ok(o),
-        }
+    let applied = applied.map_err(|e| e.to_string()).and_then(|o| match &task.request {
+        AgentRequest::AddTests { .. } => o
+            .changes
+            .iter()
+            .try_for_each(|(p, after)| {
+                super::add_tests::check_added_tests(p, target.before_of(p).unwrap_or(""), after).map(|_| ())
+            })
+            .map(|_| o),
+        _ => Ok(o),
     });
     match applied {
         Err(e) => {

@@ -124,7 +124,19 @@ impl OllamaClient {
         let t = &self.shared.timeouts;
         let req = self.shared.http.post(self.endpoint("/api/generate")).json(&json!({"model": model, "keep_alive": 0}));
         match send(req, &self.shared.url, "unloading a model", t.first_token, cancel).await? {
-            Ok(_) => Ok(()),
+            Ok(_) => {
+                // Ollama unloads in the background: loading the next model before
+                // this one is gone can make Ollama evict another application's.
+                let started = std::time::Instant::now();
+                while started.elapsed() < t.first_token {
+                    let same = |m: &String| m == model || m.strip_suffix(":latest") == Some(model);
+                    if !self.ps(cancel).await?.iter().any(same) {
+                        break;
+                    }
+                    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                }
+                Ok(())
+            }
             Err((404, _)) => Ok(()), // already gone
             Err((status, message)) => Err(LlmError::Server { status: Some(status), message }),
         }
