@@ -79,9 +79,12 @@ async fn a_model_another_application_loaded_survives_a_role_switch() {
     require_server(&ollama, "/api/version").await;
     // Start from nothing loaded: a model an earlier test left loaded would take a slot.
     common::unload_all_ollama_models(&ollama).await;
-    // "Another application": its own model (a copy of the test bed's smollm2 under a unique name), loaded for 10 minutes.
+    // "Another application": its own model (a copy of the test bed's Qwen 0.5B under a unique name), loaded for 10 minutes.
     let other = format!("tinycoder-other-app-{}:latest", std::process::id());
-    post(&ollama, "/api/create", serde_json::json!({"model": other, "from": CODER_MODEL, "stream": false})).await;
+    // A copy of a model tinycoder's roles do not use: a copy of smollm2 would share its
+    // weights, and Ollama runs one runner per weights file, so unloading smollm2 unloads both.
+    post(&ollama, "/api/create", serde_json::json!({"model": other, "from": common::AGENT_MODEL, "stream": false}))
+        .await;
     post(&ollama, "/api/generate", serde_json::json!({"model": other, "keep_alive": "10m"})).await;
     assert!(loaded(&ollama).await.contains(&other), "the other application's model is loaded");
 
