@@ -109,6 +109,8 @@ async fn a_model_another_application_loaded_survives_a_role_switch() {
     // What it does unload is only what it loaded itself (smollm2, unless another user had it loaded first).
     assert!(unloads.iter().all(|m| *m == format!("{CODER_MODEL}:latest")), "{unloads:?}");
     let now = loaded(&ollama).await;
+    // Unload, then delete: a deleted model stays loaded until it expires and would take a slot.
+    post(&ollama, "/api/generate", serde_json::json!({"model": other, "keep_alive": 0})).await;
     let _ = reqwest::Client::new()
         .delete(format!("{ollama}/api/delete"))
         .json(&serde_json::json!({"model": other}))
