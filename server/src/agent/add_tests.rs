@@ -118,24 +118,22 @@ pub fn tests_target(env: &AgentEnv, loc: &Location, test_file: Option<&str>) -> 
     })
 }
 
+/// Every definition of `text` (nested ones included); none when it does not parse.
+fn definitions(lang: &'static crate::syntax::LanguageSpec, text: &str) -> Vec<crate::syntax::Symbol> {
+    parse(lang, text).map(|t| extract_symbols(lang, &t, text.as_bytes())).unwrap_or_default()
+}
+
 /// `reply` without the top-level definitions `before` already has: small models
 /// often repeat the existing tests around the new ones, and only the new ones
 /// are wanted. The reply is returned unchanged when it has no code to parse.
 pub fn without_existing_definitions(path: &str, before: &str, reply: &str) -> String {
     let Some(lang) = language_for_path(Path::new(path)) else { return reply.to_string() };
     let Some(code) = crate::edits::fence::reply_code(reply) else { return reply.to_string() };
-    let top_level = |text: &str| -> Vec<crate::syntax::Symbol> {
-        parse(lang, text)
-            .map(|t| extract_symbols(lang, &t, text.as_bytes()))
-            .unwrap_or_default()
-            .into_iter()
-            .filter(|s| s.parent.is_none())
-            .collect()
-    };
-    let old: Vec<String> = top_level(before).into_iter().map(|s| s.name).collect();
+    let top_level = |text: &str| definitions(lang, text).into_iter().filter(|s| s.parent.is_none());
+    let old: Vec<String> = top_level(before).map(|s| s.name).collect();
     let mut kept = String::new();
     let mut at = 0;
-    for s in top_level(&code).into_iter().filter(|s| old.contains(&s.name)) {
+    for s in top_level(&code).filter(|s| old.contains(&s.name)) {
         // Cut from the start of the definition's first line (decorators included by the range).
         let start = code[..s.byte_range.start].rfind('\n').map_or(0, |i| i + 1).max(at);
         kept.push_str(&code[at..start]);
@@ -155,13 +153,7 @@ pub fn append_new_tests(path: &str, before: &str, reply: &str) -> Option<crate::
     let lang = language_for_path(Path::new(path))?;
     let code = crate::edits::fence::reply_code(reply)?;
     let names = |text: &str| -> Vec<String> {
-        parse(lang, text)
-            .map(|t| extract_symbols(lang, &t, text.as_bytes()))
-            .unwrap_or_default()
-            .into_iter()
-            .filter(|s| s.parent.is_none())
-            .map(|s| s.name)
-            .collect()
+        definitions(lang, text).into_iter().filter(|s| s.parent.is_none()).map(|s| s.name).collect()
     };
     let old = names(before);
     let new = names(&code);
@@ -178,12 +170,7 @@ pub fn append_new_tests(path: &str, before: &str, reply: &str) -> Option<crate::
 pub fn check_added_tests(path: &str, before: &str, after: &str) -> Result<Vec<String>, String> {
     let names = |text: &str| -> Vec<String> {
         let Some(lang) = language_for_path(Path::new(path)) else { return Vec::new() };
-        parse(lang, text)
-            .map(|t| extract_symbols(lang, &t, text.as_bytes()))
-            .unwrap_or_default()
-            .into_iter()
-            .map(|s| s.name)
-            .collect()
+        definitions(lang, text).into_iter().map(|s| s.name).collect()
     };
     let old = names(before);
     let changed: Vec<String> =
