@@ -242,14 +242,21 @@ pub async fn build_context(
     builder.build_with(&ContextRequest { kind, role: ModelRole::Coder }, &extras).await
 }
 
-/// The messages of a coder call: the context, then (on a retry) the previous reply and the feedback.
-pub fn messages(ctx: &BuiltContext, retry: Option<(String, String)>) -> Vec<ChatMessage> {
-    let mut m = vec![ChatMessage::system(ctx.system()), ChatMessage::user(ctx.user_message())];
-    if let Some((previous, feedback)) = retry {
-        m.push(ChatMessage::assistant(previous));
-        m.push(ChatMessage::user(feedback));
+/// The messages of a coder call: the context, then (on a retry) what went
+/// wrong, after the previous reply as the model's own turn when `show_previous`,
+/// else in the same user message (a fresh try of the same request).
+pub fn messages(ctx: &BuiltContext, retry: Option<(String, String)>, show_previous: bool) -> Vec<ChatMessage> {
+    let system = ChatMessage::system(ctx.system());
+    match retry {
+        Some((previous, feedback)) if show_previous => vec![
+            system,
+            ChatMessage::user(ctx.user_message()),
+            ChatMessage::assistant(previous),
+            ChatMessage::user(feedback),
+        ],
+        Some((_, feedback)) => vec![system, ChatMessage::user(format!("{}\n\n{feedback}", ctx.user_message()))],
+        None => vec![system, ChatMessage::user(ctx.user_message())],
     }
-    m
 }
 
 /// Sends one call and collects the whole reply (cancellable at every chunk).

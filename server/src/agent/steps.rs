@@ -89,6 +89,20 @@ fn enclosing_definition(path: &str, text: &str, line: usize) -> Option<(usize, u
     Some((s.start.row + 1, s.end.row + 1, text[s.byte_range.clone()].to_string()))
 }
 
+/// The smallest class, impl, struct or trait around 1-based `line`: (first line, last line).
+fn enclosing_type(path: &str, text: &str, line: usize) -> Option<(usize, usize)> {
+    use crate::syntax::SymbolKind;
+    let lang = crate::syntax::language_for_path(Path::new(path))?;
+    let tree = crate::syntax::parse(lang, text)?;
+    let row = line.saturating_sub(1);
+    crate::syntax::extract_symbols(lang, &tree, text.as_bytes())
+        .iter()
+        .filter(|s| matches!(s.kind, SymbolKind::Class | SymbolKind::Impl | SymbolKind::Trait))
+        .filter(|s| s.start.row <= row && row <= s.end.row)
+        .min_by_key(|s| s.end.row - s.start.row)
+        .map(|s| (s.start.row + 1, s.end.row + 1))
+}
+
 /// The file, lines and failure the coder works on.
 pub async fn locate(env: &AgentEnv, task: &mut Task) -> Result<StepEnd, AgentError> {
     task.record(env, vec![ev(EventType::ToolCalled, json!({"tool": "locate"}))]).await?;
@@ -226,9 +240,14 @@ fn locate_failure(
     let candidates = rank_candidates(&frames, &definitions, failure_frame.as_ref(), &exists);
     let best = candidates.first()?;
     let before = env.sources.read(&best.path)?;
-    let (a, z) =
-        enclosing_definition(&best.path, &before, best.line).map(|(a, z, _)| (a, z)).unwrap_or((best.line, best.line));
-    let related = related_definitions(env, &best.path, &before, (a, z), &names);
+    let enclosing = enclosing_definition(&best.path, &before, best.line).map(|(a, z, _)| (a, z));
+    let (a, z) = enclosing.unwrap_or((best.line, best.line));
+    // Outside any function (a class the test constructs, a struct), what the
+    // whole enclosing type calls, or the whole file's calls, lead to related code.
+    let focus = enclosing
+        .or_else(|| enclosing_type(&best.path, &before, best.line))
+        .unwrap_or((1, before.lines().count().max(1)));
+    let related = related_definitions(env, &best.path, &before, focus, &names);
     let related_files = related.iter().filter_map(|d| Some((d.path.clone(), env.sources.read(&d.path)?))).collect();
     let test_source = match (&failure_frame, test_def) {
         (Some(f), Some((a, z, code))) if f.path != best.path || !(a..=z).contains(&best.line) => {
@@ -262,8 +281,9 @@ fn lines_of(text: &str, a: usize, z: usize) -> String {
 }
 
 /// Functions in other files than `path` that the code under test calls: what
-/// the test calls, then what those and the focused definition call (two hops),
-/// at most `budget.related_symbols`.
+/// the test calls and what the focused code calls, then what those call, breadth
+/// first up to `budget.related_hops` calls deep and `budget.related_symbols` in all.
+/// A bug is often a few calls below the function the test names.
 fn related_definitions(
     env: &AgentEnv,
     path: &str,
@@ -272,6 +292,7 @@ fn related_definitions(
     test_calls: &[String],
 ) -> Vec<RelatedDefinition> {
     let limit = env.config.budget.related_symbols as usize;
+    let hops = env.config.budget.related_hops.max(1) as usize;
     env.index.with_files(|table| {
         let defs_of = |names: &[String]| -> Vec<RelatedDefinition> {
             let mut out = Vec::new();
@@ -292,25 +313,44 @@ fn related_definitions(
             }
             out
         };
-        let first = defs_of(test_calls);
-        let mut second: Vec<String> = called_names(&lines_of(text, focus.0, focus.1));
-        for d in &first {
-            let body = match d.path == path {
-                true => lines_of(text, d.start_line, d.end_line),
-                false => env.sources.read(&d.path).map(|t| lines_of(&t, d.start_line, d.end_line)).unwrap_or_default(),
-            };
-            for n in called_names(&body) {
-                if !second.contains(&n) && !test_calls.contains(&n) {
-                    second.push(n);
-                }
+        let mut named: Vec<String> = test_calls.to_vec();
+        let mut level: Vec<String> = test_calls.to_vec();
+        for n in called_names(&lines_of(text, focus.0, focus.1)) {
+            if !named.contains(&n) {
+                named.push(n.clone());
+                level.push(n);
             }
         }
+        let mut seen: Vec<(String, usize)> = Vec::new();
         let mut out: Vec<RelatedDefinition> = Vec::new();
-        for d in first.into_iter().chain(defs_of(&second)) {
-            // The target file is shown itself; each definition once.
-            if d.path != path && !out.iter().any(|o| o.path == d.path && o.start_line == d.start_line) {
-                out.push(d);
+        for _ in 0..hops {
+            let mut next: Vec<String> = Vec::new();
+            for d in defs_of(&level) {
+                if seen.contains(&(d.path.clone(), d.start_line)) {
+                    continue;
+                }
+                seen.push((d.path.clone(), d.start_line));
+                let body = match d.path == path {
+                    true => lines_of(text, d.start_line, d.end_line),
+                    false => {
+                        env.sources.read(&d.path).map(|t| lines_of(&t, d.start_line, d.end_line)).unwrap_or_default()
+                    }
+                };
+                for n in called_names(&body) {
+                    if !named.contains(&n) {
+                        named.push(n.clone());
+                        next.push(n);
+                    }
+                }
+                // The target file is shown itself.
+                if d.path != path {
+                    out.push(d);
+                }
             }
+            if next.is_empty() || out.len() >= limit {
+                break;
+            }
+            level = next;
         }
         out.truncate(limit);
         out
@@ -357,7 +397,7 @@ pub async fn attempt(env: &AgentEnv, task: &mut Task, cancel: &CancellationToken
         )?),
         None => None,
     };
-    let messages = coder::messages(&ctx, retry);
+    let messages = coder::messages(&ctx, retry, env.config.runtime.retry_shows_previous_reply);
     let prompt_text: String = messages.iter().map(|m| m.content.as_str()).collect::<Vec<_>>().join("\n\n");
     let (prompt_tokens, exact) = counter.count(&prompt_text).await;
     let mut req = ChatRequest::new(ModelRole::Coder, messages);

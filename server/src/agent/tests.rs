@@ -145,9 +145,47 @@ async fn failing_tests_are_never_proposed_and_retries_stop_at_the_limit() {
     assert_eq!(coder.len(), 2);
     let feedback = &coder[1].messages.last().unwrap().content;
     assert!(feedback.contains("test_add") && feedback.contains("still fails"), "{feedback}");
-    assert_eq!(coder[1].messages[2].content, WRONG, "the model is shown its own reply");
+    // A fresh try: the request again with what went wrong, not the model's own wrong reply to copy.
+    assert_eq!(coder[1].messages.len(), 2, "system and one user message");
+    assert!(feedback.starts_with(&coder[0].messages[1].content), "the same request first");
+    assert!(!feedback.contains(WRONG.trim()), "the wrong reply is not shown back");
     assert!(coder[1].temperature.is_some_and(|t| t > coder[0].temperature.unwrap_or(0.0)), "a retry samples hotter");
     assert!(events(&ws, &id).await.contains(&EventType::TaskFailed));
+
+    // With retry_shows_previous_reply the model sees its own reply as its turn.
+    let mut c = config();
+    c.runtime.retry_shows_previous_reply = true;
+    let ws = workspace_with(&[("calc.py", CALC), ("test_calc.py", TESTS)], c, vec![reply(WRONG), reply(GOOD)], None);
+    let (_, report) = run(&ws, fix()).await;
+    assert_eq!(report.status, ReportStatus::Patched, "{report:#?}");
+    let coder = ws.model.requests(ModelRole::Coder);
+    assert_eq!(coder[1].messages[2].content, WRONG, "the model is shown its own reply");
+}
+
+#[tokio::test]
+async fn code_a_few_calls_below_the_test_is_shown_to_the_coder() {
+    // The test builds a class; its property calls a function in another file,
+    // which calls the buggy one in a third: three calls deep, no function
+    // around the line the test names.
+    let posts = "from text import slugify\n\n\nclass Post:\n    def __init__(self, title):\n        self.title = title\n\n    @property\n    def slug(self):\n        return slugify(self.title)\n";
+    let text =
+        "from words import squeeze\n\n\ndef slugify(title):\n    return squeeze(title.lower().replace(' ', '-'))\n";
+    let words = "def squeeze(s):\n    return s.rstrip('-')\n";
+    let tests = "from posts import Post\n\n\ndef test_slug():\n    assert Post('-a b-').slug == 'a-b'\n";
+    let files = [("posts.py", posts), ("text.py", text), ("words.py", words), ("test_posts.py", tests)];
+    let ws = workspace_with(&files, config(), vec![reply("no code")], None);
+    let _ = run(&ws, fix()).await;
+    let coder = ws.model.requests(ModelRole::Coder);
+    let prompt = &coder[0].messages[1].content;
+    assert!(prompt.contains("def slugify(title):"), "one hop from the class: {prompt}");
+    assert!(prompt.contains("def squeeze(s):"), "two hops from the class: {prompt}");
+
+    let mut shallow = config();
+    shallow.budget.related_hops = 1;
+    let ws = workspace_with(&files, shallow, vec![reply("no code")], None);
+    let _ = run(&ws, fix()).await;
+    let prompt = &ws.model.requests(ModelRole::Coder)[0].messages[1].content;
+    assert!(prompt.contains("def slugify(title):") && !prompt.contains("def squeeze(s):"), "{prompt}");
 }
 
 #[tokio::test]

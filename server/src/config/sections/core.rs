@@ -180,6 +180,8 @@ pub struct BudgetConfig {
     pub large_file_lines: u32,
     pub folder_summary_tokens: u32,
     pub related_symbols: u32,
+    /// Calls followed from the failing test to related definitions in other files.
+    pub related_hops: u32,
 }
 
 impl BudgetConfig {
@@ -229,6 +231,8 @@ pub struct RuntimeConfig {
     pub feedback_tokens: u32,
     pub retry_temperature_step: f32,
     pub retry_temperature_max: f32,
+    /// Whether a retry shows the model its previous reply as its own turn.
+    pub retry_shows_previous_reply: bool,
     pub critic: bool,
     pub critic_fallback: String,
     pub rerun_tests_after_apply: bool,
