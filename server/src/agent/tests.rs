@@ -145,21 +145,22 @@ async fn failing_tests_are_never_proposed_and_retries_stop_at_the_limit() {
     assert_eq!(coder.len(), 2);
     let feedback = &coder[1].messages.last().unwrap().content;
     assert!(feedback.contains("test_add") && feedback.contains("still fails"), "{feedback}");
-    // A fresh try: the request again with what went wrong, not the model's own wrong reply to copy.
-    assert_eq!(coder[1].messages.len(), 2, "system and one user message");
-    assert!(feedback.starts_with(&coder[0].messages[1].content), "the same request first");
-    assert!(!feedback.contains(WRONG.trim()), "the wrong reply is not shown back");
+    assert_eq!(coder[1].messages[2].content, WRONG, "the model is shown its own reply");
     assert!(coder[1].temperature.is_some_and(|t| t > coder[0].temperature.unwrap_or(0.0)), "a retry samples hotter");
     assert!(events(&ws, &id).await.contains(&EventType::TaskFailed));
 
-    // With retry_shows_previous_reply the model sees its own reply as its turn.
+    // Without retry_shows_previous_reply a retry is a fresh try: the request
+    // again with what went wrong, not the model's own wrong reply to copy.
     let mut c = config();
-    c.runtime.retry_shows_previous_reply = true;
+    c.runtime.retry_shows_previous_reply = false;
     let ws = workspace_with(&[("calc.py", CALC), ("test_calc.py", TESTS)], c, vec![reply(WRONG), reply(GOOD)], None);
     let (_, report) = run(&ws, fix()).await;
     assert_eq!(report.status, ReportStatus::Patched, "{report:#?}");
     let coder = ws.model.requests(ModelRole::Coder);
-    assert_eq!(coder[1].messages[2].content, WRONG, "the model is shown its own reply");
+    assert_eq!(coder[1].messages.len(), 2, "system and one user message");
+    let feedback = &coder[1].messages[1].content;
+    assert!(feedback.starts_with(&coder[0].messages[1].content) && feedback.contains("still fails"), "{feedback}");
+    assert!(!feedback.contains(WRONG.trim()), "the wrong reply is not shown back");
 }
 
 #[tokio::test]
