@@ -1,7 +1,11 @@
 //! Long-term memory against a real SQLite/FTS5 store: a past error and its
 //! fix are found for a new error worded differently; filters; the context
 //! weight floor; ranking by weight; near-duplicates merged through the write
-//! policy; embeddings (control flow with a scripted model double) and reindex.
+//! policy; embeddings, both with the test bed's REAL Ollama embeddings
+//! (`scripts/testbed.sh up`) and, for control flow and failures, with a
+//! scripted model double; reindex when the embedding model changes.
+
+mod common;
 
 use serde_json::json;
 use std::sync::{Arc, Mutex};
@@ -237,7 +241,7 @@ impl ModelClient for ScriptedModel {
 }
 
 #[tokio::test]
-async fn embeddings_blend_in_and_reindex_when_the_model_changes() {
+async fn scripted_embeddings_blend_in_and_reindex_when_the_model_changes() {
     let (_dir, memory, target) = seeded().await;
     let total = memory.list(MemoryFilter::default(), 100).await.expect("list").len();
     let model = Arc::new(ScriptedModel { calls: Mutex::new(Vec::new()), fail: false });
@@ -273,4 +277,90 @@ async fn embeddings_blend_in_and_reindex_when_the_model_changes() {
     assert!(err.to_string().contains("wide"), "{err}");
     let entry = memory.get(&fresh.id).await.expect("get").expect("entry");
     assert_eq!(entry.embedding_model, None, "no vector stored for it");
+}
+
+/// The embedding models of the real-embedding test: two chat models of the test
+/// bed's Ollama (it serves no embedding model), of different widths.
+const EMBED_MODEL: &str = "smollm2";
+const OTHER_EMBED_MODEL: &str = "qwen2.5-coder:0.5b";
+
+/// The stored error reworded: the fix said another way. Shares words with it,
+/// but the assertions below hold on the vector part alone.
+const TYPE_ERROR_REWORDED: &str =
+    "TypeError: unsupported operand type(s) for +: 'int' and 'str'\nFix: call int() on the string before adding it.";
+
+/// Shares no word with the reworded query: only the vector part can bring it in.
+const NO_SHARED_WORD: &str = "Preference: four spaces per indentation level";
+
+/// Retrieval with REAL embeddings from the test bed's Ollama (`/api/embed`
+/// through tinycoder's own `ModelClient::embed`).
+///
+/// The test bed's models are chat models, not embedding models, and their
+/// vectors rank loose paraphrases poorly (a differently worded question about
+/// adding an int to a str scores no better than unrelated errors). What holds,
+/// and is asserted: a near-duplicate of a stored error (same error, fix
+/// reworded) is the nearest vector among dissimilar items, so the vector part
+/// alone ranks it first, and the blend keeps it first; every stored item is
+/// scored by the vector part, even one with no word in common with the query;
+/// vectors carry the model's name and width, and a change of model re-embeds
+/// everything with the new one.
+#[tokio::test]
+async fn real_embeddings_rank_a_near_duplicate_first_and_reindex_on_model_change() {
+    let _guard = common::serial().await;
+    let url = common::ollama_url();
+    common::require_server(&url, "/api/version").await;
+    let client = tinycoder::llm::client_from_config(&common::test_config(tinycoder::config::BackendKind::Ollama, &url))
+        .expect("client");
+    let width = |model: &'static str| {
+        let client = client.clone();
+        async move {
+            let v = client.embed(model, &["probe".to_string()]).await.unwrap_or_else(|e| panic!("{model}: {e}"));
+            assert_eq!(v.len(), 1, "{model}: one vector per text");
+            assert!(v[0].len() >= 64 && v[0].iter().any(|x| *x != 0.0), "{model}: a real vector ({})", v[0].len());
+            v[0].len() as u32
+        }
+    };
+    let (narrow, wide) = (width(EMBED_MODEL).await, width(OTHER_EMBED_MODEL).await);
+    assert_ne!(narrow, wide, "the two models must differ in width for the reindex check");
+
+    let (_dir, memory, target) = seeded().await;
+    let unrelated = memory.insert(item(NO_SHARED_WORD, MemoryKind::UserPreference, 0.7)).await.expect("insert").id;
+    let total = memory.list(MemoryFilter::default(), 100).await.expect("list").len();
+    let mut cfg = config();
+    cfg.embedding_model = EMBED_MODEL.into();
+    let retriever = MemoryRetriever::new(memory.clone(), cfg.clone(), Some(client.clone()));
+    assert_eq!(retriever.reindex().await.expect("reindex"), total);
+    assert_eq!(retriever.reindex().await.expect("reindex again"), 0, "nothing missing the second time");
+    let entry = memory.get(&target).await.expect("get").expect("entry");
+    assert_eq!((entry.embedding_model.as_deref(), entry.embedding_dim), (Some(EMBED_MODEL), Some(narrow)));
+
+    let check_ranking = |retriever: MemoryRetriever, model: &'static str| {
+        let (target, unrelated) = (target.clone(), unrelated.clone());
+        async move {
+            let all = retriever.search(TYPE_ERROR_REWORDED, MemoryFilter::default(), 100).await.expect("search");
+            assert_eq!(all.len(), total, "{model}: the vector part scores every item: {all:#?}");
+            let nearest = all.iter().max_by(|a, b| a.semantic_score.total_cmp(&b.semantic_score)).expect("some");
+            assert_eq!(
+                nearest.entry.id, target,
+                "{model}: the vector part alone ranks the near-duplicate first: {all:#?}"
+            );
+            assert_eq!(all[0].entry.id, target, "{model}: the blend ranks it first: {all:#?}");
+            assert!(all[0].semantic_score > 0.0 && all[0].text_score > 0.0, "{model}: both parts count: {:?}", all[0]);
+            let only_vector = all.iter().find(|s| s.entry.id == unrelated).expect("the item with no shared word");
+            assert!(
+                only_vector.text_score == 0.0 && only_vector.semantic_score > 0.0,
+                "{model}: found through the vector part only: {only_vector:?}"
+            );
+        }
+    };
+    check_ranking(retriever, EMBED_MODEL).await;
+
+    // The embedding model changes: every item is embedded again, with the new width.
+    cfg.embedding_model = OTHER_EMBED_MODEL.into();
+    let retriever = MemoryRetriever::new(memory.clone(), cfg, Some(client.clone()));
+    assert_eq!(retriever.reindex().await.expect("reindex with the new model"), total);
+    for e in memory.list(MemoryFilter::default(), 100).await.expect("list") {
+        assert_eq!((e.embedding_model.as_deref(), e.embedding_dim), (Some(OTHER_EMBED_MODEL), Some(wide)), "{e:?}");
+    }
+    check_ranking(retriever, OTHER_EMBED_MODEL).await;
 }

@@ -78,20 +78,33 @@ pub async fn run_edit(args: EditArgs, workspace: Option<PathBuf>) -> anyhow::Res
     run_request(AgentRequest::Edit { target, instruction: args.instruction }, &args.apply, workspace).await
 }
 
+/// Whether [`agent_env`] checks that the coder's model answers before indexing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum ModelCheck {
+    /// The command calls the model: fail at once when its server or model is missing.
+    Now,
+    /// The caller checks itself, once it knows it calls the model.
+    Deferred,
+}
+
 /// The environment of the workspace: model, store, index (brought up to date).
-pub(super) async fn agent_env(ctx: &CliContext) -> anyhow::Result<AgentEnv> {
+/// Local problems (store, index) are reported first, then the model's, before the
+/// index catches up and before any task starts.
+pub(super) async fn agent_env(ctx: &CliContext, check: ModelCheck) -> anyhow::Result<AgentEnv> {
     let config = ctx.loaded.config.clone();
     let prompts = ctx.prompts()?;
     let model = crate::llm::client_from_config(&config)?;
     let paths = ctx.paths();
-    let store = crate::store::open_workspace(&ctx.workspace, &config)
-        .with_context(|| format!("cannot open the task store of {}", ctx.workspace.display()))?;
+    let store = crate::store::open_workspace(&ctx.workspace, &config)?;
     let mut index_cfg = config.clone();
     index_cfg.index.watch = false;
     let index = Arc::new(
         WorkspaceIndex::open_for_workspace(&ctx.workspace, &index_cfg)
             .with_context(|| format!("cannot open the index of {}", ctx.workspace.display()))?,
     );
+    if check == ModelCheck::Now {
+        model.check_ready(crate::config::ModelRole::Coder).await?;
+    }
     let sync = index.clone();
     tokio::task::spawn_blocking(move || sync.index_all(|_| {}, &CancellationToken::new())).await??;
     Ok(AgentEnv {
@@ -125,14 +138,15 @@ fn follow(bus: &EventBus, task_id: &str) -> tokio::task::JoinHandle<()> {
             if e.task_id != task_id {
                 continue;
             }
-            if let Some(line) = describe_event(&e) {
-                eprintln!("{line}");
-            }
+            // The task's outcome is printed once, by `finish`.
             if matches!(
                 e.event_type,
                 crate::contracts::EventType::TaskCompleted | crate::contracts::EventType::TaskFailed
             ) {
                 break;
+            }
+            if let Some(line) = describe_event(&e) {
+                eprintln!("{line}");
             }
         }
     })
@@ -140,7 +154,7 @@ fn follow(bus: &EventBus, task_id: &str) -> tokio::task::JoinHandle<()> {
 
 async fn run_request(request: AgentRequest, apply: &ApplyArgs, workspace: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     let ctx = CliContext::load(workspace)?;
-    let env = agent_env(&ctx).await?;
+    let env = agent_env(&ctx, ModelCheck::Now).await?;
     let unfinished = env.bus.unfinished_tasks().await?;
     if !unfinished.is_empty() {
         eprintln!(
@@ -161,7 +175,7 @@ async fn run_request(request: AgentRequest, apply: &ApplyArgs, workspace: Option
 /// `tinycoder resume [TASK]`: continues unfinished tasks from their checkpoints.
 pub async fn run_resume(args: ResumeArgs, workspace: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     let ctx = CliContext::load(workspace)?;
-    let env = agent_env(&ctx).await?;
+    let env = agent_env(&ctx, ModelCheck::Deferred).await?;
     let runtime = Runtime::new(env);
     let mut unfinished = runtime.env().bus.unfinished_tasks().await?;
     if let Some(id) = &args.task {
@@ -172,6 +186,7 @@ pub async fn run_resume(args: ResumeArgs, workspace: Option<PathBuf>) -> anyhow:
         eprintln!("no unfinished tasks");
         return Ok(ExitCode::SUCCESS);
     }
+    runtime.env().model.check_ready(crate::config::ModelRole::Coder).await?;
     let mut code = ExitCode::SUCCESS;
     for u in unfinished {
         let printer = follow(&runtime.env().bus, &u.task.task_id);
@@ -231,7 +246,10 @@ async fn finish(runtime: &Runtime, report: TaskReport, apply: &ApplyArgs, cancel
         }
         println!("{}", serde_json::to_string_pretty(&v)?);
     } else {
-        eprintln!("{}", report.summary);
+        match report.status {
+            ReportStatus::Failed => eprintln!("failed: {}", report.summary),
+            _ => eprintln!("{}", report.summary),
+        }
         if let Some(t) = &real_tree {
             eprintln!("written: {}; tests on your tree: {}", report.files_changed.join(", "), t.headline());
         }

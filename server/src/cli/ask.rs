@@ -21,7 +21,7 @@ pub struct Args {
 /// Streams the answer to stdout, then the places it was given.
 pub async fn run(args: Args, workspace: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     let ctx = CliContext::load(workspace)?;
-    let env = super::agent_cmd::agent_env(&ctx).await?;
+    let env = super::agent_cmd::agent_env(&ctx, super::agent_cmd::ModelCheck::Now).await?;
     let question = args.question.join(" ");
     let answer = crate::agent::prepare_answer(&env, &question, args.file.as_deref()).await?;
     let cancel = tokio_util::sync::CancellationToken::new();

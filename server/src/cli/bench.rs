@@ -131,9 +131,18 @@ pub async fn run(args: Args, workspace: Option<PathBuf>) -> anyhow::Result<ExitC
     }
     config.index.watch = false;
     let prompts = ctx.prompts()?;
+    let dirs = task_dirs(&args.dirs);
+    if dirs.is_empty() {
+        let given: Vec<String> = args.dirs.iter().map(|d| d.display().to_string()).collect();
+        anyhow::bail!(
+            "no task folders in {}: a task folder holds project/ and task.toml (the corpus is tests/bench/fix)",
+            given.join(", ")
+        );
+    }
     let model = crate::llm::client_from_config(&config)?;
+    model.check_ready(crate::config::ModelRole::Coder).await?;
     let mut results = Vec::new();
-    for dir in task_dirs(&args.dirs) {
+    for dir in dirs {
         let id = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         if args.only.as_deref().is_some_and(|o| !id.contains(o)) {
             continue;

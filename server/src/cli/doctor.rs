@@ -68,7 +68,12 @@ pub async fn run(args: Args, workspace: Option<PathBuf>) -> anyhow::Result<ExitC
         checks.extend(model_checks(config).await);
         let paths = ctx.paths();
         checks.push(writable("storage", "cache", &paths.cache_dir));
-        checks.push(writable("storage", "data", &paths.data_dir));
+        let data = writable("storage", "data", &paths.data_dir);
+        let data_ok = data.status == Status::Ok;
+        checks.push(data);
+        if data_ok {
+            checks.push(store_check(paths.data_dir.join(crate::store::DB_FILE_NAME), config.clone()).await);
+        }
         checks.extend(sandbox_checks());
     }
     print_report(&checks, args.json)?;
@@ -137,6 +142,23 @@ fn writable(area: &'static str, what: &str, dir: &Path) -> Check {
             format!("{what} directory {} is not writable: {e}", dir.display()),
             "free disk space or fix permissions, or point TINYCODER_CACHE_DIR / TINYCODER_DATA_DIR / store.dir elsewhere",
         ),
+    }
+}
+
+/// Opens the workspace's store when it exists (creating none), as every command would.
+async fn store_check(path: PathBuf, config: crate::config::Config) -> Check {
+    if !path.exists() {
+        return Check::ok("store", format!("{} does not exist yet (created on first use)", path.display()));
+    }
+    let settings = crate::store::StoreSettings::from_config(&config.store);
+    let p = path.clone();
+    match tokio::task::spawn_blocking(move || crate::store::Store::open(&p, settings)).await {
+        Ok(Ok(_)) => Check::ok("store", format!("{} opens", path.display())),
+        Ok(Err(e)) => {
+            let fix = e.fix().unwrap_or("see the message").to_string();
+            Check::fail("store", e.to_string(), fix)
+        }
+        Err(e) => Check::fail("store", format!("opening {} stopped: {e}", path.display()), "run it again"),
     }
 }
 

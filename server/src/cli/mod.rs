@@ -179,8 +179,25 @@ pub fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            eprintln!("error: {}", one_message(&e));
             ExitCode::from(1)
         }
     }
+}
+
+/// The error and its causes on one line, each cause only when the text so far does
+/// not already say it (library errors name their cause in their own message).
+pub fn one_message(e: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if text.is_empty() || out.contains(&text) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(&text);
+    }
+    out
 }

@@ -182,7 +182,10 @@ impl WorkspaceTrust {
 fn read_records(path: &Path) -> Result<Vec<TrustRecord>, TrustError> {
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        // No file, or a folder on its way that is a file: there can be no records.
+        Err(e) if matches!(e.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory) => {
+            return Ok(Vec::new())
+        }
         Err(source) => return Err(TrustError::Read { path: path.to_path_buf(), source }),
     };
     let file: TrustFile = serde_json::from_str(&text)

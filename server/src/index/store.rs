@@ -106,7 +106,10 @@ impl IndexStore {
             Ok(i) => i,
             Err(e) => {
                 // The index is a cache: a schema change or corruption means rebuild, never fail.
-                tracing::warn!("index at {} unusable ({e}); rebuilding", dir.display());
+                tracing::warn!(
+                    "the index at {} could not be read ({e}); it is a cache: rebuilding it from the workspace's files",
+                    dir.display()
+                );
                 let _ = std::fs::remove_dir_all(dir);
                 std::fs::create_dir_all(dir).map_err(|source| IndexError::Io { path: dir.to_path_buf(), source })?;
                 open().map_err(err)?

@@ -84,6 +84,14 @@ pub trait ModelClient: Send + Sync {
     /// Embeddings of `inputs` with `model`.
     async fn embed(&self, model: &str, inputs: &[String]) -> Result<Vec<Vec<f32>>, LlmError>;
 
+    /// Checks, before a task starts, that the server answers and (where the server can
+    /// tell) has `role`'s model: one cheap request, so a server that is down or a model
+    /// that is missing is reported at once rather than after the task's first steps.
+    /// Errors are those a call would give ([`LlmError::ServerDown`], [`LlmError::ModelMissing`]).
+    async fn check_ready(&self, _role: crate::config::ModelRole) -> Result<(), LlmError> {
+        Ok(())
+    }
+
     /// After background work: loads the model of the last interactive call again if the
     /// background work unloaded it, at background priority (an interactive call cancels it).
     /// Servers that switch models on their own need nothing here.

@@ -245,6 +245,18 @@ impl ModelClient for OllamaClient {
         Ok(out)
     }
 
+    async fn check_ready(&self, role: ModelRole) -> Result<(), LlmError> {
+        let model = self.shared.models.get(role).name.clone();
+        let v = self.get_json("/api/tags", "the list of models", &CancellationToken::new()).await?;
+        let names = v.get("models").and_then(|m| m.as_array()).into_iter().flatten();
+        let mut names = names.filter_map(|m| m.get("name").and_then(|n| n.as_str()));
+        if names.any(|n| full_name(n) == full_name(&model)) {
+            Ok(())
+        } else {
+            Err(self.model_missing(&model))
+        }
+    }
+
     async fn loaded_models(&self) -> Result<Option<Vec<String>>, LlmError> {
         Ok(Some(self.ps(&CancellationToken::new()).await?))
     }

@@ -253,6 +253,19 @@ impl ModelClient for OpenAiClient {
             .collect())
     }
 
+    async fn check_ready(&self, _role: ModelRole) -> Result<(), LlmError> {
+        // Only reachability: a single-model server answers for any model name, so a
+        // name missing from `/v1/models` is left to the call itself to report.
+        match self.models_json().await {
+            Err(e @ (LlmError::ServerDown { .. } | LlmError::Timeout { .. })) => Err(e),
+            Err(e) => {
+                tracing::debug!("the model list is not available ({e}); the first call will tell");
+                Ok(())
+            }
+            Ok(_) => Ok(()),
+        }
+    }
+
     async fn loaded_models(&self) -> Result<Option<Vec<String>>, LlmError> {
         let v = self.models_json().await?;
         let data = v.get("data").and_then(|d| d.as_array()).cloned().unwrap_or_default();

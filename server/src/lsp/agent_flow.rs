@@ -220,10 +220,17 @@ impl Launcher {
         Arc::new(BufferSnapshot::take(&self.handles.docs, &self.paths.root))
     }
 
-    /// Everything a task runs with: opens the index (under progress, when it is not
-    /// open yet) and the store off the async threads.
+    /// Everything a task runs with: opens the store off the async threads, checks
+    /// that the coder's model answers, and opens the index (under progress, when it
+    /// is not open yet). Local problems are reported before the model's.
     pub(super) async fn env(&self, sources: Arc<BufferSnapshot>) -> std::result::Result<AgentEnv, String> {
         let model = self.model.clone().map_err(|why| format!("no model client: {why}"))?;
+        let (slot, root, config) = (self.store.clone(), self.paths.root.clone(), self.config.clone());
+        let store = tokio::task::spawn_blocking(move || super::server::open_store_once(&slot, &root, &config))
+            .await
+            .map_err(|e| e.to_string())?
+            .map_err(|e| e.to_string())?;
+        model.check_ready(crate::config::ModelRole::Coder).await.map_err(|e| e.to_string())?;
         let index = match self.index.get() {
             Some(i) => i,
             None => {
@@ -237,11 +244,6 @@ impl Launcher {
                     .map_err(|e| format!("the workspace index is not available: {e}"))?
             }
         };
-        let (slot, root, config) = (self.store.clone(), self.paths.root.clone(), self.config.clone());
-        let store = tokio::task::spawn_blocking(move || super::server::open_store_once(&slot, &root, &config))
-            .await
-            .map_err(|e| e.to_string())?
-            .map_err(|e| format!("the workspace store could not be opened: {e}"))?;
         Ok(AgentEnv {
             config: self.config.clone(),
             prompts: self.prompts.clone(),

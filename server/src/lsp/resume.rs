@@ -22,7 +22,15 @@ impl Backend {
             let opened = tokio::task::spawn_blocking(open).await;
             let store = match opened {
                 Ok(Ok(store)) => store,
-                Ok(Err(e)) => return tracing::warn!("unfinished tasks not checked: {e}"),
+                Ok(Err(e)) => {
+                    // Said once at start-up: every flow that needs the store fails with the same error.
+                    tracing::warn!("unfinished tasks not checked: {e}");
+                    let message = format!(
+                        "tinycoder: {e}. Until then fixes, edits, answers, tasks and memory are unavailable and \
+                         chats are not kept; symbols, code actions, indexing and tests still work."
+                    );
+                    return client.show_message(MessageType::WARNING, message).await;
+                }
                 Err(e) => return tracing::warn!("unfinished tasks not checked: {e}"),
             };
             let bus = EventBus::new(store);

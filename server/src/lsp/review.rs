@@ -36,11 +36,14 @@ pub async fn deliver(
         }
         ReportStatus::Cancelled => return,
         ReportStatus::Failed => {
-            let tried = if report.attempt_log.is_empty() {
-                String::new()
-            } else {
-                format!(" ({})", report.attempt_log.join("; "))
-            };
+            // Attempts that only repeat the reason (a model server that went away) add nothing.
+            let log: Vec<&str> = report
+                .attempt_log
+                .iter()
+                .map(String::as_str)
+                .filter(|a| report.summary.is_empty() || !a.contains(report.summary.as_str()))
+                .collect();
+            let tried = if log.is_empty() { String::new() } else { format!(" ({})", log.join("; ")) };
             return client
                 .show_message(MessageType::WARNING, format!("tinycoder could not do it: {}{tried}", report.summary))
                 .await;

@@ -234,8 +234,7 @@ impl Backend {
     /// The workspace store, opened on first use.
     pub(super) fn store(&self) -> Result<crate::store::Store> {
         let (config, paths) = self.config_and_paths()?;
-        open_store_once(&self.store, &paths.root, &config)
-            .map_err(|e| request_failed(format!("the workspace store could not be opened: {e}")))
+        open_store_once(&self.store, &paths.root, &config).map_err(|e| request_failed(e.to_string()))
     }
 
     /// [`Backend::store`] as a closure to run on a blocking thread.

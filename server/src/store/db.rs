@@ -178,9 +178,10 @@ impl Store {
                 std::fs::create_dir_all(dir).map_err(|source| StoreError::Dir { path: dir.to_path_buf(), source })?;
             }
         }
-        let mut conn =
-            Connection::open(path).map_err(|source| StoreError::Open { path: path.to_path_buf(), source })?;
-        let integrity_checked = prepare(&mut conn, path, &settings)?;
+        let mut conn = Connection::open(path)
+            .map_err(|source| StoreError::Open { path: path.to_path_buf(), source }.about_file(path))?;
+        // A file that is not a database (or is damaged) shows at the first statement.
+        let integrity_checked = prepare(&mut conn, path, &settings).map_err(|e| e.about_file(path))?;
         let (sender, receiver) = mpsc::channel::<Job>();
         let thread = std::thread::Builder::new()
             .name("tinycoder-store".into())
@@ -252,13 +253,9 @@ impl Store {
         result.map_err(|e| self.explain(e))
     }
 
-    /// Turns "disk full" into an error that names the file.
+    /// Turns "disk full", "not a database" and "damaged" into errors that name the file and the fix.
     fn explain(&self, e: StoreError) -> StoreError {
-        if e.is_full() && !matches!(e, StoreError::Full { .. }) {
-            StoreError::Full { path: self.inner.path.clone() }
-        } else {
-            e
-        }
+        e.about_file(&self.inner.path)
     }
 
     /// Runs `PRAGMA integrity_check` now; `Ok(())` when it says "ok".
@@ -375,6 +372,29 @@ mod tests {
         std::mem::forget(store);
         let store = Store::open(&path, StoreSettings::default()).expect("reopen after crash");
         assert!(store.integrity_checked());
+    }
+
+    #[test]
+    fn a_file_that_is_not_a_database_is_reported_with_its_path_and_kept() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("db.sqlite3");
+        let garbage: Vec<u8> = (0..20_000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
+        std::fs::write(&path, &garbage).expect("garbage");
+        let err = Store::open(&path, StoreSettings::default()).expect_err("not a database");
+        assert!(matches!(err, StoreError::NotADatabase { .. }), "{err:?}");
+        let text = err.to_string();
+        assert!(text.contains(&path.display().to_string()) && text.contains("move it away or delete it"), "{text}");
+        assert_eq!(std::fs::read(&path).expect("still there"), garbage, "the user's file is never replaced");
+    }
+
+    #[test]
+    fn a_data_directory_under_a_file_names_the_folder_and_the_fix() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::write(dir.path().join("file.txt"), "x").expect("file");
+        let path = dir.path().join("file.txt/data/db.sqlite3");
+        let err = Store::open(&path, StoreSettings::default()).expect_err("not a directory");
+        assert!(matches!(err, StoreError::Dir { .. }), "{err:?}");
+        assert!(err.to_string().contains("TINYCODER_DATA_DIR"), "{err}");
     }
 
     #[test]

@@ -57,12 +57,18 @@ impl LspClient {
     /// Starts `tinycoder lsp` in `dirs` (workspace root, with `cache/` and `data/` inside), e.g. to restart
     /// a server on the workspace of an earlier one.
     pub fn spawn_in(dirs: tempfile::TempDir) -> Self {
+        Self::spawn_with_env(dirs, &[])
+    }
+
+    /// [`LspClient::spawn_in`] with more environment variables (they win over the defaults).
+    pub fn spawn_with_env(dirs: tempfile::TempDir, env: &[(String, String)]) -> Self {
         let mut child = Command::new(env!("CARGO_BIN_EXE_tinycoder"))
             .arg("lsp")
             .env("TINYCODER_CACHE_DIR", dirs.path().join("cache"))
             .env("TINYCODER_DATA_DIR", dirs.path().join("data"))
             .env("TINYCODER_CONFIG", dirs.path().join("no-user-config.toml"))
             .env("RUST_LOG", "warn")
+            .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
             .current_dir(dirs.path())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
