@@ -75,32 +75,31 @@ pub async fn baseline(env: &AgentEnv, task: &mut Task, cancel: &CancellationToke
     Ok(StepEnd::Done)
 }
 
-/// The enclosing definition of 1-based `line` in `path`: (first line, last line, its source).
+/// The enclosing definition (function or method) of 1-based `line` in `path`:
+/// (first line, last line, its source).
 fn enclosing_definition(path: &str, text: &str, line: usize) -> Option<(usize, usize, String)> {
+    use crate::syntax::SymbolKind;
+    smallest_enclosing(path, text, line, &[SymbolKind::Function, SymbolKind::Method])
+}
+
+/// The smallest symbol of one of `kinds` around 1-based `line` in `path`:
+/// (first line, last line, its source).
+fn smallest_enclosing(
+    path: &str,
+    text: &str,
+    line: usize,
+    kinds: &[crate::syntax::SymbolKind],
+) -> Option<(usize, usize, String)> {
     let lang = crate::syntax::language_for_path(Path::new(path))?;
     let tree = crate::syntax::parse(lang, text)?;
     let symbols = crate::syntax::extract_symbols(lang, &tree, text.as_bytes());
     let row = line.saturating_sub(1);
     let s = symbols
         .iter()
-        .filter(|s| matches!(s.kind, crate::syntax::SymbolKind::Function | crate::syntax::SymbolKind::Method))
+        .filter(|s| kinds.contains(&s.kind))
         .filter(|s| s.start.row <= row && row <= s.end.row)
         .min_by_key(|s| s.end.row - s.start.row)?;
     Some((s.start.row + 1, s.end.row + 1, text[s.byte_range.clone()].to_string()))
-}
-
-/// The smallest class, impl, struct or trait around 1-based `line`: (first line, last line).
-fn enclosing_type(path: &str, text: &str, line: usize) -> Option<(usize, usize)> {
-    use crate::syntax::SymbolKind;
-    let lang = crate::syntax::language_for_path(Path::new(path))?;
-    let tree = crate::syntax::parse(lang, text)?;
-    let row = line.saturating_sub(1);
-    crate::syntax::extract_symbols(lang, &tree, text.as_bytes())
-        .iter()
-        .filter(|s| matches!(s.kind, SymbolKind::Class | SymbolKind::Impl | SymbolKind::Trait))
-        .filter(|s| s.start.row <= row && row <= s.end.row)
-        .min_by_key(|s| s.end.row - s.start.row)
-        .map(|s| (s.start.row + 1, s.end.row + 1))
 }
 
 /// The file, lines and failure the coder works on.
@@ -245,7 +244,10 @@ fn locate_failure(
     // Outside any function (a class the test constructs, a struct), what the
     // whole enclosing type calls, or the whole file's calls, lead to related code.
     let focus = enclosing
-        .or_else(|| enclosing_type(&best.path, &before, best.line))
+        .or_else(|| {
+            use crate::syntax::SymbolKind::{Class, Impl, Trait};
+            smallest_enclosing(&best.path, &before, best.line, &[Class, Impl, Trait]).map(|(a, z, _)| (a, z))
+        })
         .unwrap_or((1, before.lines().count().max(1)));
     let related = related_definitions(env, &best.path, &before, focus, &names);
     let related_files = related.iter().filter_map(|d| Some((d.path.clone(), env.sources.read(&d.path)?))).collect();
