@@ -19,6 +19,7 @@ mod critic;
 mod env;
 mod error;
 mod memory_step;
+pub mod plan;
 mod progress;
 mod report;
 mod request;
@@ -39,7 +40,7 @@ pub use request::{AgentRequest, Location, TaskOptions};
 pub use router::{next_directive, RouterLimits};
 pub use runtime::Runtime;
 pub use state::{AttemptRecord, AttemptResult, CriticOutcome, Target, TaskProgress, TestSummary};
-pub use steps::run_tests;
+pub use steps::{baseline_run, run_tests};
 
 #[cfg(test)]
 mod scripted_model;

@@ -17,6 +17,13 @@ pub fn describe_event(event: &RuntimeEvent) -> Option<String> {
     let p = &event.payload;
     Some(match event.event_type {
         EventType::TaskReceived => format!("task {}: {}", short(&event.task_id), s(p, "input")),
+        EventType::ToolCalled if s(p, "purpose") == "whole_patch" => {
+            "running the tests with every step's changes".into()
+        }
+        EventType::ToolCompleted if s(p, "purpose") == "whole_patch" => {
+            let verdict = if p["success"] == true { "passed" } else { "failed" };
+            format!("the whole patch's checks {verdict}: {}", s(p, "why"))
+        }
         EventType::ToolCalled if s(p, "tool") == "run_tests" && s(p, "purpose") == "baseline" => {
             "running the project's tests in a sandboxed copy".into()
         }
@@ -24,6 +31,28 @@ pub fn describe_event(event: &RuntimeEvent) -> Option<String> {
             format!("attempt {}: running the tests with the edit", n(p, "attempt"))
         }
         EventType::ToolCalled if s(p, "tool") == "locate" => "finding the code to change".into(),
+        EventType::StatusChanged if s(p, "status") == "planning" => {
+            format!("planning: {}", p["route"]["reason"].as_str().unwrap_or("the request spans files"))
+        }
+        EventType::LlmCalled if s(p, "role") == "planner" => {
+            format!("the planner splits the request (try {})", n(p, "attempt"))
+        }
+        EventType::LlmResultReceived if s(p, "role") == "planner" && p["valid"] == false => {
+            format!("  the plan cannot be used: {}", s(p, "error"))
+        }
+        EventType::LlmResultReceived if s(p, "role") == "planner" => format!("  a plan of {} step(s)", n(p, "steps")),
+        EventType::PlanCreated => {
+            let steps = p["plan"].as_array().map(|a| a.len()).unwrap_or(0);
+            let route = p["route"]["reason"].as_str().unwrap_or("");
+            format!("plan: {steps} step(s) ({route})")
+        }
+        EventType::StepStarted => {
+            format!("step {}: {} {}: {}", s(p, "step_id"), s(p, "action"), s(p, "file"), s(p, "description"))
+        }
+        EventType::ToolCompleted if s(p, "tool") == "step" => {
+            let verdict = if p["ok"] == true { "done" } else { "failed" };
+            format!("step {} {verdict}: {}", s(p, "step_id"), s(p, "summary"))
+        }
         EventType::ToolCompleted if s(p, "tool") == "run_tests" && s(p, "purpose") == "baseline" => {
             if p["ok"] == false {
                 format!("no tests to run: {}", s(p, "why"))

@@ -51,28 +51,42 @@ pub async fn run_tests(
 /// The tests before any change.
 pub async fn baseline(env: &AgentEnv, task: &mut Task, cancel: &CancellationToken) -> Result<StepEnd, AgentError> {
     task.record(env, vec![ev(EventType::ToolCalled, json!({"tool": "run_tests", "purpose": "baseline"}))]).await?;
+    let (summary, payload, stop) = baseline_run(env, cancel).await;
+    if cancel.is_cancelled() {
+        return Ok(StepEnd::Cancelled);
+    }
+    if stop.is_some() {
+        task.progress.stop_reason = stop;
+    }
+    task.progress.baseline = Some(summary);
+    task.save(env, vec![ev(EventType::ToolCompleted, payload)], crate::contracts::TaskStatus::Testing).await?;
+    Ok(StepEnd::Done)
+}
+
+/// Runs the tests before any change: the summary, its `tool_completed` payload,
+/// and why the task cannot go on when they could not run at all.
+pub async fn baseline_run(
+    env: &AgentEnv,
+    cancel: &CancellationToken,
+) -> (TestSummary, serde_json::Value, Option<String>) {
     let started = Instant::now();
+    let mut stop = None;
     let summary = match run_tests(env, &[], cancel).await {
         Ok(s) => s,
         Err(SandboxError::NoTestCommand(root)) => {
             TestSummary::unavailable(&format!("no test command found in {}", root.display()))
         }
         Err(e) => {
-            task.progress.stop_reason = Some(format!("the tests could not run: {e}"));
+            stop = Some(format!("the tests could not run: {e}"));
             TestSummary::unavailable(&e.to_string())
         }
     };
-    if cancel.is_cancelled() {
-        return Ok(StepEnd::Cancelled);
-    }
     let payload = json!({
         "tool": "run_tests", "purpose": "baseline", "ok": summary.available,
         "passed": summary.passed, "failing": summary.failing, "failures": summary.failures, "command": summary.command, "why": summary.why,
         "duration_ms": started.elapsed().as_millis() as u64,
     });
-    task.progress.baseline = Some(summary);
-    task.save(env, vec![ev(EventType::ToolCompleted, payload)], crate::contracts::TaskStatus::Testing).await?;
-    Ok(StepEnd::Done)
+    (summary, payload, stop)
 }
 
 /// The enclosing definition (function or method) of 1-based `line` in `path`:

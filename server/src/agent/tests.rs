@@ -18,14 +18,14 @@ const GOOD: &str = "The bug is the minus sign.\n```python\ndef add(a, b):\n    r
 const WRONG: &str = "```python\ndef add(a, b):\n    return a * b\n```\n";
 const CRITIC: &str = r#"{"correctness": 0.9, "usefulness": 0.8, "safety": 1.0, "memory_store": true, "weight": 0.9, "explanation": "Uses addition as the test expects."}"#;
 
-struct Workspace {
-    _dir: tempfile::TempDir,
-    root: std::path::PathBuf,
-    env: AgentEnv,
-    model: Arc<ScriptedModel>,
+pub(super) struct Workspace {
+    pub _dir: tempfile::TempDir,
+    pub root: std::path::PathBuf,
+    pub env: AgentEnv,
+    pub model: Arc<ScriptedModel>,
 }
 
-fn config() -> Config {
+pub(super) fn config() -> Config {
     let mut c = LoadedConfig::load(&ConfigInputs::default()).expect("defaults load").config;
     c.runtime.max_retries = 1;
     c.runtime.edit_format = "whole_symbol".into();
@@ -33,7 +33,12 @@ fn config() -> Config {
     c
 }
 
-fn workspace_with(files: &[(&str, &str)], config: Config, script: Vec<Script>, store: Option<Store>) -> Workspace {
+pub(super) fn workspace_with(
+    files: &[(&str, &str)],
+    config: Config,
+    script: Vec<Script>,
+    store: Option<Store>,
+) -> Workspace {
     let dir = tempfile::tempdir().expect("temp dir");
     let root = dir.path().join("project");
     for (path, text) in files {
@@ -69,7 +74,7 @@ fn fix() -> AgentRequest {
     AgentRequest::Fix { target: None, message: None, from_tests: false }
 }
 
-fn reply(t: &str) -> Script {
+pub(super) fn reply(t: &str) -> Script {
     Script::Reply(t.to_string())
 }
 

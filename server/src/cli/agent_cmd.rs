@@ -118,7 +118,7 @@ pub(super) async fn agent_env(ctx: &CliContext, check: ModelCheck) -> anyhow::Re
     })
 }
 
-fn ctrl_c_token() -> CancellationToken {
+pub(super) fn ctrl_c_token() -> CancellationToken {
     let cancel = CancellationToken::new();
     let on_ctrl_c = cancel.clone();
     tokio::spawn(async move {
@@ -169,7 +169,7 @@ async fn run_request(request: AgentRequest, apply: &ApplyArgs, workspace: Option
     let cancel = ctrl_c_token();
     let report = runtime.run(&task_id, request, options, cancel.clone()).await?;
     let _ = tokio::time::timeout(std::time::Duration::from_millis(500), printer).await;
-    finish(&runtime, report, apply, cancel.is_cancelled()).await
+    finish(&runtime, report, apply, cancel.is_cancelled(), None).await
 }
 
 /// `tinycoder resume [TASK]`: continues unfinished tasks from their checkpoints.
@@ -194,7 +194,7 @@ pub async fn run_resume(args: ResumeArgs, workspace: Option<PathBuf>) -> anyhow:
         match runtime.resume(&u, cancel.clone()).await {
             Ok(report) => {
                 let _ = tokio::time::timeout(std::time::Duration::from_millis(500), printer).await;
-                code = finish(&runtime, report, &args.apply, cancel.is_cancelled()).await?;
+                code = finish(&runtime, report, &args.apply, cancel.is_cancelled(), None).await?;
             }
             Err(e) => {
                 eprintln!("{e}");
@@ -206,7 +206,13 @@ pub async fn run_resume(args: ResumeArgs, workspace: Option<PathBuf>) -> anyhow:
 }
 
 /// Shows the outcome, writes the patch when agreed, re-runs the tests on the real tree.
-async fn finish(runtime: &Runtime, report: TaskReport, apply: &ApplyArgs, cancelled: bool) -> anyhow::Result<ExitCode> {
+pub(super) async fn finish(
+    runtime: &Runtime,
+    report: TaskReport,
+    apply: &ApplyArgs,
+    cancelled: bool,
+    extra: Option<serde_json::Value>,
+) -> anyhow::Result<ExitCode> {
     let env = runtime.env();
     let mut applied = false;
     let mut real_tree: Option<TestSummary> = None;
@@ -242,6 +248,9 @@ async fn finish(runtime: &Runtime, report: TaskReport, apply: &ApplyArgs, cancel
             obj.insert("tests_real_tree".into(), serde_json::to_value(&real_tree)?);
             if !note.is_empty() {
                 obj.insert("note".into(), note.clone().into());
+            }
+            if let Some(serde_json::Value::Object(more)) = extra {
+                obj.extend(more);
             }
         }
         println!("{}", serde_json::to_string_pretty(&v)?);
@@ -287,6 +296,8 @@ pub fn write_patch(root: &Path, patch: &Patch) -> anyhow::Result<()> {
     for c in &patch.changes {
         let path = root.join(&c.path);
         let dir = path.parent().context("a patched file has no parent folder")?;
+        // A new file may live in a new folder.
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
         let mut tmp =
             tempfile::NamedTempFile::new_in(dir).with_context(|| format!("cannot write next to {}", path.display()))?;
         tmp.write_all(c.after.as_bytes())?;

@@ -15,6 +15,7 @@ mod index;
 mod lsp;
 mod memory;
 mod permissions;
+mod plan_cmd;
 mod test_cmd;
 mod trust;
 
@@ -43,6 +44,10 @@ pub enum Command {
     Fix(agent_cmd::FixArgs),
     /// Change FILE[:START-END] as an instruction says, checked by the project's tests.
     Edit(agent_cmd::EditArgs),
+    /// Split a request that spans files into steps and print the validated plan (writes nothing).
+    Plan(plan_cmd::PlanArgs),
+    /// Carry out a request that may span files: plan, run each step, test the whole patch.
+    Run(plan_cmd::RunArgs),
     /// Continue tasks an earlier run left unfinished, from their checkpoints.
     Resume(agent_cmd::ResumeArgs),
     /// Answer a question from the project's code, citing file:line (never writes).
@@ -158,6 +163,8 @@ pub fn main() -> ExitCode {
             Command::Acp(a) => acp::run(a, workspace).await,
             Command::Fix(a) => agent_cmd::run_fix(a, workspace).await,
             Command::Edit(a) => agent_cmd::run_edit(a, workspace).await,
+            Command::Plan(a) => plan_cmd::run_plan(a, workspace).await,
+            Command::Run(a) => plan_cmd::run_run(a, workspace).await,
             Command::Resume(a) => agent_cmd::run_resume(a, workspace).await,
             Command::Ask(a) => ask::run(a, workspace).await,
             Command::Bench(a) => bench::run(a, workspace).await,

@@ -54,6 +54,11 @@ prompts! {
     EXPLAIN_REQUEST = "explain_request" ["path", "lines"];
     DOCUMENT_INSTRUCTION = "document_instruction" ["symbol", "language"];
     EDIT_PRESETS = "edit_presets" [];
+    PLANNER_SYSTEM = "planner_system" [];
+    PLANNER_REQUEST = "planner_request" ["repo_map", "request", "max_steps"];
+    PLANNER_REPLAN = "planner_replan" ["error"];
+    PLAN_STEP_INSTRUCTION = "plan_step_instruction" ["step", "notes"];
+    PLAN_STEP_NOTES = "plan_step_notes" ["hits"];
 }
 
 /// A template that cannot be loaded or rendered.

@@ -5,8 +5,10 @@
 //! cycle. Architecture Invariant: nothing here may `use crate::...`.
 
 mod directive;
+mod plan;
 
 pub use directive::{CoderMode, CoderRequest, DirectiveType, ExecutionDirective, ToolCall, ToolResult, UserTask};
+pub use plan::{ActionType, PlanReply, PlanStep, StepKind};
 
 use serde::{Deserialize, Serialize};
 use std::time::{SystemTime, UNIX_EPOCH};

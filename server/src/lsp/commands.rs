@@ -22,11 +22,12 @@ pub enum CommandId {
     Tasks,
     Commit,
     Undo,
+    Run,
 }
 
 impl CommandId {
     /// Every command, as advertised in `executeCommandProvider`.
-    pub const ALL: [CommandId; 14] = [
+    pub const ALL: [CommandId; 15] = [
         Self::Fix,
         Self::Edit,
         Self::Ask,
@@ -41,6 +42,7 @@ impl CommandId {
         Self::Tasks,
         Self::Commit,
         Self::Undo,
+        Self::Run,
     ];
 
     /// The command's LSP name.
@@ -60,6 +62,7 @@ impl CommandId {
             Self::Tasks => "tinycoder.tasks",
             Self::Commit => "tinycoder.commit",
             Self::Undo => "tinycoder.undo",
+            Self::Run => "tinycoder.run",
         }
     }
 
@@ -120,6 +123,7 @@ pub async fn execute(backend: &Backend, name: &str, args: Vec<Value>) -> Result<
             Ok(Some(json!({ "jobId": id, "cancelled": cancelled })))
         }
         CommandId::Fix => super::agent_flow::fix(backend, &args).await,
+        CommandId::Run => super::plan_flow::run(backend, &args).await,
         CommandId::Edit => super::edit_flows::edit(backend, &args).await,
         CommandId::Document => super::edit_flows::document(backend, &args).await,
         CommandId::GenerateTests => super::edit_flows::generate_tests(backend, &args).await,

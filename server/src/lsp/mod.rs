@@ -17,6 +17,7 @@ pub mod edit_flows;
 pub mod flows;
 mod indexing;
 pub mod patch_edit;
+mod plan_flow;
 pub mod progress;
 mod resume;
 mod review;

@@ -8,8 +8,8 @@ use crate::text::{Document, PositionEncoding};
 use std::collections::HashMap;
 use std::path::Path;
 use tower_lsp_server::ls_types::{
-    AnnotatedTextEdit, ChangeAnnotation, DocumentChanges, OneOf, OptionalVersionedTextDocumentIdentifier, Range,
-    TextDocumentEdit, TextEdit, Uri, WorkspaceEdit,
+    AnnotatedTextEdit, ChangeAnnotation, CreateFile, CreateFileOptions, DocumentChangeOperation, DocumentChanges,
+    OneOf, OptionalVersionedTextDocumentIdentifier, Range, ResourceOp, TextDocumentEdit, TextEdit, Uri, WorkspaceEdit,
 };
 
 /// The change annotation's id.
@@ -54,8 +54,13 @@ pub fn workspace_edit(
     annotation: Option<ChangeAnnotation>,
 ) -> Option<WorkspaceEdit> {
     let mut edits = Vec::new();
+    // A file the patch creates needs a create operation before its text edit.
+    let mut creates = Vec::new();
     for c in &patch.changes {
         let uri = Uri::from_file_path(root.join(&c.path))?;
+        if c.before.is_empty() && !root.join(&c.path).exists() {
+            creates.push((edits.len(), uri.clone()));
+        }
         let hunks = hunk_edits(&c.before, &c.after, enc);
         let edits_of: Vec<OneOf<TextEdit, AnnotatedTextEdit>> = hunks
             .into_iter()
@@ -69,8 +74,24 @@ pub fn workspace_edit(
             edits: edits_of,
         });
     }
+    let document_changes = if creates.is_empty() {
+        DocumentChanges::Edits(edits)
+    } else {
+        let mut ops = Vec::new();
+        for (i, edit) in edits.into_iter().enumerate() {
+            if let Some((_, uri)) = creates.iter().find(|(at, _)| *at == i) {
+                ops.push(DocumentChangeOperation::Op(ResourceOp::Create(CreateFile {
+                    uri: uri.clone(),
+                    options: Some(CreateFileOptions { overwrite: Some(false), ignore_if_exists: Some(true) }),
+                    annotation_id: annotation.as_ref().map(|_| ANNOTATION_ID.to_string()),
+                })));
+            }
+            ops.push(DocumentChangeOperation::Edit(edit));
+        }
+        DocumentChanges::Operations(ops)
+    };
     let change_annotations = annotation.map(|a| HashMap::from([(ANNOTATION_ID.to_string(), a)]));
-    Some(WorkspaceEdit { changes: None, document_changes: Some(DocumentChanges::Edits(edits)), change_annotations })
+    Some(WorkspaceEdit { changes: None, document_changes: Some(document_changes), change_annotations })
 }
 
 /// The workspace edit of `patch` as plain `changes` (for clients without document changes).
@@ -116,5 +137,31 @@ mod tests {
             assert_eq!(apply(before, &edits), after, "{before:?} -> {after:?}: {edits:?}");
         }
         assert_eq!(hunk_edits("a\nb\n", "a\nc\n", PositionEncoding::Utf16).len(), 1);
+    }
+
+    #[test]
+    fn a_new_file_is_created_before_its_text_is_inserted() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        std::fs::write(dir.path().join("old.py"), "a = 1\n").expect("write");
+        let patch = Patch {
+            changes: vec![
+                crate::edits::FileChange { path: "old.py".into(), before: "a = 1\n".into(), after: "a = 2\n".into() },
+                crate::edits::FileChange { path: "pkg/new.py".into(), before: String::new(), after: "b = 1\n".into() },
+            ],
+        };
+        let edit = workspace_edit(dir.path(), &patch, &HashMap::new(), PositionEncoding::Utf16, None).expect("edit");
+        let Some(DocumentChanges::Operations(ops)) = edit.document_changes else { panic!("operations expected") };
+        assert_eq!(ops.len(), 3, "edit, create, edit: {ops:?}");
+        assert!(
+            matches!(&ops[0], DocumentChangeOperation::Edit(e) if e.text_document.uri.as_str().ends_with("old.py"))
+        );
+        assert!(
+            matches!(&ops[1], DocumentChangeOperation::Op(ResourceOp::Create(c)) if c.uri.as_str().ends_with("pkg/new.py"))
+        );
+        assert!(matches!(&ops[2], DocumentChangeOperation::Edit(e) if e.edits.len() == 1));
+        // Without new files the edit stays a plain list of document edits.
+        let only_old = Patch { changes: patch.changes[..1].to_vec() };
+        let edit = workspace_edit(dir.path(), &only_old, &HashMap::new(), PositionEncoding::Utf16, None).expect("edit");
+        assert!(matches!(edit.document_changes, Some(DocumentChanges::Edits(_))));
     }
 }

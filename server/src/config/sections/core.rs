@@ -220,6 +220,10 @@ impl BudgetConfig {
 pub struct RuntimeConfig {
     pub max_retries: u32,
     pub max_replans: u32,
+    /// A request naming fewer files than this (and at least one) skips the planner.
+    pub plan_min_files: u32,
+    /// Words that send a request to the planner even when it names one file.
+    pub plan_keywords: Vec<String>,
     pub step_timeout_s: u64,
     pub task_timeout_s: u64,
     pub max_steps: u32,

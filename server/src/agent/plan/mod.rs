@@ -1,0 +1,31 @@
+//! Requests that span files: the router decides direct or planned, the planner
+//! splits a request into steps (schema-constrained JSON, validated here into a
+//! [`TaskGraph`]), and the scheduler runs each step as a coder task on one file
+//! over the changes of the steps before it, several at once where they are
+//! independent. One task yields one patch, tested once more as a whole.
+//!
+//! Start reading at [`run_request`] (`run.rs`), then `planner.rs` and
+//! `graph.rs` (validation), then `schedule.rs`.
+//!
+//! Architecture Invariant: the user's files are never written here. Steps see
+//! earlier steps' changes through [`LayeredSources`]; a query step never writes,
+//! even in the shadow.
+
+mod graph;
+mod layered;
+mod log;
+mod planner;
+mod route;
+mod run;
+mod schedule;
+
+pub use graph::{suggest, validate, PlanError, TaskGraph};
+pub use layered::LayeredSources;
+pub use log::TaskLog;
+pub use planner::{known_files, make_plan, planner_messages, Planned, PlannerError};
+pub use route::{named_files, route, Route};
+pub use run::{run_request, PlanOutcome, StepResult};
+pub use schedule::{run_graph, StepState};
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,97 @@
+//! Direct or planned: a pure rule over the request text and the workspace's
+//! files, with its thresholds from `[runtime]`. A request about one named file
+//! goes straight to the coder and never costs a planner call.
+
+use serde::Serialize;
+
+/// What the router decided for a free-text request.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "route", rename_all = "snake_case")]
+pub enum Route {
+    /// One coder step on `file`, no planner call.
+    Direct { file: String, reason: String },
+    /// The planner splits the request into steps.
+    Planned { reason: String },
+}
+
+impl Route {
+    /// Why, in words.
+    pub fn reason(&self) -> &str {
+        match self {
+            Self::Direct { reason, .. } | Self::Planned { reason } => reason,
+        }
+    }
+}
+
+/// Workspace files the request names: by path, or by a file name only one file has.
+pub fn named_files(request: &str, known: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let words = request
+        .split(|c: char| c.is_whitespace() || matches!(c, '`' | '"' | '\'' | ',' | ';' | '(' | ')'))
+        .map(|w| w.trim_end_matches(['.', ':', '?', '!']).trim_start_matches("./"))
+        .filter(|w| w.contains('.') || w.contains('/'));
+    for w in words {
+        let hit = if known.iter().any(|k| k == w) {
+            Some(w.to_string())
+        } else {
+            let mut by_name = known.iter().filter(|k| k.rsplit('/').next() == Some(w));
+            match (by_name.next(), by_name.next()) {
+                (Some(only), None) => Some(only.clone()),
+                _ => None,
+            }
+        };
+        if let Some(f) = hit.filter(|f| !out.contains(f)) {
+            out.push(f);
+        }
+    }
+    out
+}
+
+/// Decides how `request` runs. `plan_min_files` and `keywords` come from `[runtime]`.
+pub fn route(request: &str, known: &[String], plan_min_files: usize, keywords: &[String]) -> Route {
+    let named = named_files(request, known);
+    let lower = request.to_lowercase();
+    if let Some(k) = keywords.iter().find(|k| !k.is_empty() && lower.contains(&k.to_lowercase())) {
+        return Route::Planned { reason: format!("the request says \"{k}\", which usually spans files") };
+    }
+    match named.as_slice() {
+        [] => Route::Planned { reason: "the request names no file of the workspace".into() },
+        [only] if plan_min_files > 1 => {
+            Route::Direct { file: only.clone(), reason: format!("the request is about one file, {only}") }
+        }
+        many => Route::Planned { reason: format!("the request names {} files", many.len()) },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn known() -> Vec<String> {
+        ["src/net/fetch.py", "src/app.py", "app/app.py", "README.md"].iter().map(|s| s.to_string()).collect()
+    }
+
+    fn words() -> Vec<String> {
+        vec!["callers".into(), "tests for".into()]
+    }
+
+    #[test]
+    fn one_named_file_goes_straight_to_the_coder() {
+        let r = route("In `fetch.py`, make retries 3.", &known(), 2, &words());
+        assert!(matches!(&r, Route::Direct { file, .. } if file == "src/net/fetch.py"), "{r:?}");
+        let r = route("rename x in src/app.py", &known(), 2, &words());
+        assert!(matches!(&r, Route::Direct { file, .. } if file == "src/app.py"), "{r:?}");
+    }
+
+    #[test]
+    fn several_files_no_file_or_a_keyword_need_a_plan() {
+        assert!(matches!(route("move f from src/app.py to fetch.py", &known(), 2, &words()), Route::Planned { .. }));
+        assert!(matches!(route("add a timeout everywhere", &known(), 2, &words()), Route::Planned { .. }));
+        let r = route("write tests for fetch.py", &known(), 2, &words());
+        assert!(r.reason().contains("tests for"), "{r:?}");
+        // `app.py` is ambiguous (two files have that name): it names nothing.
+        assert!(matches!(route("fix app.py", &known(), 2, &words()), Route::Planned { .. }));
+        // plan_min_files = 1 plans every request.
+        assert!(matches!(route("fix src/app.py", &known(), 1, &words()), Route::Planned { .. }));
+    }
+}

@@ -1,0 +1,493 @@
+//! A free-text request from start to one tested patch: route, plan, run the
+//! steps (each a coder task on one file, over the changes of the steps before
+//! it), then test the combined patch once more as a whole.
+
+use super::graph::{validate, TaskGraph};
+use super::layered::LayeredSources;
+use super::log::TaskLog;
+use super::planner::{known_files, make_plan, PlannerError};
+use super::route::{route, Route};
+use super::schedule::{run_graph, StepState};
+use crate::agent::state::judge;
+use crate::agent::steps::{baseline_run, run_tests};
+use crate::agent::{AgentEnv, AgentError, AgentRequest, Location, ReportStatus, Runtime, TaskOptions, TaskReport};
+use crate::config::PromptId;
+use crate::contracts::{ActionType, EventType, PlanReply, PlanStep, StepKind};
+use crate::edits::{FileChange, Patch};
+use crate::llm::LlmError;
+use crate::store::{NewEvent, NewTask};
+use serde::Serialize;
+use serde_json::json;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+/// How one step of a plan went.
+#[derive(Debug, Clone, Serialize)]
+pub struct StepResult {
+    pub id: String,
+    pub file: String,
+    pub action: ActionType,
+    pub state: StepState,
+    /// One line: the step's task summary, or why it did not run.
+    pub summary: String,
+    /// The step's own task (its events: `tinycoder events ID`).
+    pub task_id: Option<String>,
+    pub attempts: usize,
+    pub model_calls: usize,
+    pub duration_ms: u64,
+}
+
+/// The outcome of a request run through the planner path.
+#[derive(Debug, Clone)]
+pub struct PlanOutcome {
+    pub report: TaskReport,
+    pub route: Route,
+    pub graph: Option<TaskGraph>,
+    pub steps: Vec<StepResult>,
+    /// Planner replies sent back before one validated.
+    pub replans: u32,
+}
+
+/// What the steps share while they run.
+#[derive(Default)]
+struct Shared {
+    /// Path → text after the finished steps.
+    changed: BTreeMap<String, String>,
+    /// Step index → what a query step found.
+    notes: BTreeMap<usize, String>,
+    results: BTreeMap<usize, StepResult>,
+    model_calls: usize,
+    prompt_tokens: Vec<usize>,
+    attempts: usize,
+    well_formed: usize,
+}
+
+/// Runs `request` as task `task_id`: directly on one file when the router says so, else planned.
+pub async fn run_request(
+    env: &AgentEnv,
+    task_id: &str,
+    request: &str,
+    options: TaskOptions,
+    cancel: CancellationToken,
+) -> Result<PlanOutcome, AgentError> {
+    let started = Instant::now();
+    let (_, received) = env
+        .bus
+        .create_task(NewTask {
+            task_id: Some(task_id.to_string()),
+            session_id: options.session_id.clone(),
+            input: format!("run: {request}"),
+            context: json!({"request": {"kind": "run", "text": request}, "origin": options.origin}),
+        })
+        .await?;
+    let log = TaskLog::new(task_id, Some(received.event_id));
+    let known = known_files(env);
+    let rt = &env.config.runtime;
+    let route = route(request, &known, rt.plan_min_files as usize, &rt.plan_keywords);
+    let mut run = Run { env, options, started, log, shared: Default::default(), route: route.clone() };
+    let (graph, replans) = match &route {
+        Route::Direct { file, .. } => {
+            let step = PlanStep {
+                id: "1".into(),
+                kind: StepKind::Coder,
+                action_type: ActionType::Edit,
+                file: file.clone(),
+                description: request.to_string(),
+                depends_on: vec![],
+                requires_confirmation: false,
+            };
+            let exists = |_: &str| true;
+            match validate(PlanReply { steps: vec![step] }, &exists, &known, &[], 1) {
+                Ok(g) => (g, 0),
+                Err(e) => return run.fail(None, vec![], format!("{e}")).await,
+            }
+        }
+        Route::Planned { .. } => {
+            run.log
+                .record(
+                    env,
+                    vec![NewEvent::new(EventType::StatusChanged, json!({"status": "planning", "route": route}))],
+                )
+                .await?;
+            match make_plan(env, request, Some(&mut run.log), &cancel).await {
+                Ok(p) => {
+                    run.count_calls(p.model_calls, &p.prompt_tokens);
+                    (p.graph, p.replans)
+                }
+                Err(PlannerError::Model(LlmError::Cancelled)) => return run.cancelled(None, vec![]).await,
+                Err(PlannerError::Invalid { model_calls, prompt_tokens, problems, .. }) => {
+                    run.count_calls(model_calls, &prompt_tokens);
+                    let reason = PlannerError::Invalid {
+                        attempts: problems.len() as u32,
+                        max_replans: env.config.runtime.max_replans,
+                        problems,
+                        model_calls,
+                        prompt_tokens,
+                    }
+                    .to_string();
+                    return run.fail(None, vec![], reason).await;
+                }
+                Err(PlannerError::Agent(e)) => return Err(e),
+                Err(e) => return run.fail(None, vec![], e.to_string()).await,
+            }
+        }
+    };
+    run.log
+        .record(
+            env,
+            vec![NewEvent::new(
+                EventType::PlanCreated,
+                json!({"plan": graph.steps, "order": graph.order, "route": route, "replans": replans}),
+            )],
+        )
+        .await?;
+    let mut outcome = run.execute(graph, &cancel).await?;
+    outcome.replans = replans;
+    Ok(outcome)
+}
+
+/// One request in flight.
+struct Run<'a> {
+    env: &'a AgentEnv,
+    options: TaskOptions,
+    started: Instant,
+    log: TaskLog,
+    shared: Mutex<Shared>,
+    route: Route,
+}
+
+impl Run<'_> {
+    fn shared(&self) -> std::sync::MutexGuard<'_, Shared> {
+        self.shared.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Adds model calls made outside the steps (the planner's).
+    fn count_calls(&self, calls: usize, prompt_tokens: &[usize]) {
+        let mut s = self.shared();
+        s.model_calls += calls;
+        s.prompt_tokens.extend(prompt_tokens);
+    }
+
+    /// Runs the graph's steps, then the whole patch's tests.
+    async fn execute(mut self, graph: TaskGraph, cancel: &CancellationToken) -> Result<PlanOutcome, AgentError> {
+        let env = self.env;
+        self.log
+            .record(
+                env,
+                vec![NewEvent::new(EventType::ToolCalled, json!({"tool": "run_tests", "purpose": "baseline"}))],
+            )
+            .await?;
+        let (baseline, payload, stop) = baseline_run(env, cancel).await;
+        self.log.record(env, vec![NewEvent::new(EventType::ToolCompleted, payload)]).await?;
+        if cancel.is_cancelled() {
+            return self.cancelled(Some(graph), vec![]).await;
+        }
+        if let Some(reason) = stop {
+            return self.fail(Some(graph), vec![], reason).await;
+        }
+        let log = tokio::sync::Mutex::new(self.log.clone());
+        let states = {
+            let this = &self;
+            let graph = &graph;
+            let log = &log;
+            run_graph(graph, env.config.runtime.parallel_edits as usize, cancel, |i| async move {
+                this.step(graph, i, log, cancel).await
+            })
+            .await
+        };
+        self.log = log.into_inner();
+        let steps = self.step_results(&graph, &states);
+        if cancel.is_cancelled() {
+            return self.cancelled(Some(graph), steps).await;
+        }
+        if let Some(bad) = steps.iter().find(|s| s.state == StepState::Failed) {
+            let reason = format!("step {} ({}) failed: {}", bad.id, bad.file, bad.summary);
+            return self.fail(Some(graph), steps, reason).await;
+        }
+        let patch = self.patch();
+        if patch.changes.is_empty() {
+            let summary = "the plan's steps change no file".to_string();
+            return self.complete(Some(graph), steps, ReportStatus::NothingToFix, summary, None, Some(baseline)).await;
+        }
+        let pairs: Vec<(String, String)> = patch.changes.iter().map(|c| (c.path.clone(), c.after.clone())).collect();
+        self.log
+            .record(
+                env,
+                vec![NewEvent::new(EventType::ToolCalled, json!({"tool": "run_tests", "purpose": "whole_patch"}))],
+            )
+            .await?;
+        let after = match run_tests(env, &pairs, cancel).await {
+            Ok(t) => t,
+            Err(crate::sandbox::SandboxError::NoTestCommand(_)) => {
+                crate::agent::TestSummary::unavailable("no test command found")
+            }
+            Err(e) => {
+                return self.fail(Some(graph), steps, format!("the tests could not run on the whole patch: {e}")).await
+            }
+        };
+        let (ok, why) = judge(&baseline, &after, None);
+        self.log
+            .record(
+                env,
+                vec![NewEvent::new(
+                    EventType::ToolCompleted,
+                    json!({"tool": "run_tests", "purpose": "whole_patch", "success": ok, "why": why, "passed": after.passed, "failing": after.failing}),
+                )],
+            )
+            .await?;
+        let files = patch.files().join(", ");
+        let (status, summary) = if ok {
+            (ReportStatus::Patched, format!("patched {files} in {} step(s): {why}", steps.len()))
+        } else if self.options.best_attempt {
+            (ReportStatus::BestAttempt, format!("best attempt for {files} (the whole patch fails its checks: {why})"))
+        } else {
+            return self
+                .fail(Some(graph), steps, format!("every step passed, but the whole patch does not: {why}"))
+                .await;
+        };
+        let mut outcome = self.complete(Some(graph), steps, status, summary, Some(patch), Some(baseline)).await?;
+        outcome.report.tests_after = Some(after);
+        Ok(outcome)
+    }
+
+    /// Runs step `i`; true when it is done.
+    async fn step(
+        &self,
+        graph: &TaskGraph,
+        i: usize,
+        log: &tokio::sync::Mutex<TaskLog>,
+        cancel: &CancellationToken,
+    ) -> bool {
+        let env = self.env;
+        let step = &graph.steps[i];
+        let started = Instant::now();
+        let sub_id = (step.action_type != ActionType::Query).then(|| uuid::Uuid::new_v4().to_string());
+        let start = json!({"step_id": step.id, "file": step.file, "action": step.action_type, "description": step.description, "task_id": sub_id});
+        if let Err(e) = log.lock().await.record(env, vec![NewEvent::new(EventType::StepStarted, start)]).await {
+            tracing::warn!(error = %e, "could not record a step's start");
+        }
+        let (ok, summary, report) = match step.action_type {
+            ActionType::Query => self.query(i, step).await,
+            ActionType::Edit | ActionType::Create => {
+                self.edit(graph, i, sub_id.clone().unwrap_or_default(), cancel).await
+            }
+        };
+        let done = json!({"tool": "step", "step_id": step.id, "ok": ok, "summary": summary, "task_id": sub_id});
+        if let Err(e) = log.lock().await.record(env, vec![NewEvent::new(EventType::ToolCompleted, done)]).await {
+            tracing::warn!(error = %e, "could not record a step's end");
+        }
+        let mut s = self.shared();
+        if let Some(r) = &report {
+            s.model_calls += r.model_calls;
+            s.prompt_tokens.extend(&r.prompt_tokens);
+            s.attempts += r.attempts;
+            s.well_formed += r.well_formed_edits;
+        }
+        s.results.insert(
+            i,
+            StepResult {
+                id: step.id.clone(),
+                file: step.file.clone(),
+                action: step.action_type,
+                state: if ok { StepState::Done } else { StepState::Failed },
+                summary,
+                task_id: sub_id,
+                attempts: report.as_ref().map_or(0, |r| r.attempts),
+                model_calls: report.as_ref().map_or(0, |r| r.model_calls),
+                duration_ms: started.elapsed().as_millis() as u64,
+            },
+        );
+        ok
+    }
+
+    /// A query step: searches the index; what it finds is shown to the steps after it. Never writes.
+    async fn query(&self, i: usize, step: &PlanStep) -> (bool, String, Option<TaskReport>) {
+        let index = self.env.index.clone();
+        let q = format!("{} {}", step.file, step.description);
+        let hits = tokio::task::spawn_blocking(move || index.search(&q, 5)).await;
+        match hits {
+            Ok(Ok(hits)) => {
+                let text: Vec<String> = hits
+                    .iter()
+                    .map(|h| format!("{}:{}-{} {} {}", h.path, h.start_line, h.end_line, h.kind, h.signature.trim()))
+                    .collect();
+                let summary = format!("found {} place(s)", hits.len());
+                self.shared().notes.insert(i, text.join("\n"));
+                (true, summary, None)
+            }
+            Ok(Err(e)) => (false, format!("the search failed: {e}"), None),
+            Err(e) => (false, format!("the search stopped: {e}"), None),
+        }
+    }
+
+    /// An edit or create step: a coder task on the step's file, over the changes so far.
+    async fn edit(
+        &self,
+        graph: &TaskGraph,
+        i: usize,
+        sub_id: String,
+        cancel: &CancellationToken,
+    ) -> (bool, String, Option<TaskReport>) {
+        let env = self.env;
+        let step = &graph.steps[i];
+        let (mut view, notes) = {
+            let s = self.shared();
+            let notes: Vec<String> = graph.dependencies[i]
+                .iter()
+                .filter_map(|d| s.notes.get(d))
+                .filter(|n| !n.is_empty())
+                .cloned()
+                .collect();
+            (s.changed.clone(), notes)
+        };
+        if step.action_type == ActionType::Create {
+            view.entry(step.file.clone()).or_default();
+        }
+        let instruction = match self.instruction(step, &notes) {
+            Ok(t) => t,
+            Err(e) => return (false, e.to_string(), None),
+        };
+        let mut sub_env = env.clone();
+        sub_env.sources = Arc::new(LayeredSources::new(env.sources.clone(), view));
+        let options =
+            TaskOptions { best_attempt: false, origin: "plan".into(), session_id: self.options.session_id.clone() };
+        let request = AgentRequest::Edit { target: Location::file(step.file.clone()), instruction };
+        let report = match Runtime::new(sub_env).run(&sub_id, request, options, cancel.child_token()).await {
+            Ok(r) => r,
+            Err(e) => return (false, e.to_string(), None),
+        };
+        if report.status != ReportStatus::Patched {
+            let why = report.failure_reason.clone().unwrap_or_else(|| report.summary.clone());
+            return (false, why, Some(report));
+        }
+        let mut s = self.shared();
+        let changes = report.patch.as_ref().map(|p| p.changes.clone()).unwrap_or_default();
+        for c in &changes {
+            let current = s.changed.get(&c.path).cloned().or_else(|| env.sources.read(&c.path)).unwrap_or_default();
+            if current != c.before {
+                let why = format!("another step changed {} at the same time; this step's edit was set aside", c.path);
+                return (false, why, Some(report));
+            }
+        }
+        for c in changes {
+            s.changed.insert(c.path, c.after);
+        }
+        (true, report.summary.clone(), Some(report))
+    }
+
+    fn instruction(&self, step: &PlanStep, notes: &[String]) -> Result<String, crate::config::PromptError> {
+        let p = &self.env.prompts;
+        let notes = if notes.is_empty() {
+            String::new()
+        } else {
+            p.render(PromptId::PLAN_STEP_NOTES, &[("hits", &notes.join("\n"))])?
+        };
+        p.render(PromptId::PLAN_STEP_INSTRUCTION, &[("step", &step.description), ("notes", &notes)])
+    }
+
+    /// Every file the steps changed, against the user's view before the task.
+    fn patch(&self) -> Patch {
+        let s = self.shared();
+        let changes = s
+            .changed
+            .iter()
+            .filter_map(|(path, after)| {
+                let before = self.env.sources.read(path).unwrap_or_default();
+                (before != *after).then(|| FileChange { path: path.clone(), before, after: after.clone() })
+            })
+            .collect();
+        Patch { changes }
+    }
+
+    fn step_results(&self, graph: &TaskGraph, states: &[StepState]) -> Vec<StepResult> {
+        let s = self.shared();
+        graph
+            .steps
+            .iter()
+            .enumerate()
+            .map(|(i, step)| {
+                s.results.get(&i).cloned().unwrap_or_else(|| StepResult {
+                    id: step.id.clone(),
+                    file: step.file.clone(),
+                    action: step.action_type,
+                    state: states[i],
+                    summary: match states[i] {
+                        StepState::Skipped => "a step it depends on failed".into(),
+                        _ => "not run".into(),
+                    },
+                    task_id: None,
+                    attempts: 0,
+                    model_calls: 0,
+                    duration_ms: 0,
+                })
+            })
+            .collect()
+    }
+
+    fn report(&self, status: ReportStatus, summary: String, patch: Option<Patch>, steps: &[StepResult]) -> TaskReport {
+        let s = self.shared();
+        TaskReport {
+            task_id: self.log.task_id.clone(),
+            status,
+            summary,
+            attempts: s.attempts,
+            well_formed_edits: s.well_formed,
+            model_calls: s.model_calls,
+            prompt_tokens_max: s.prompt_tokens.iter().copied().max().unwrap_or(0),
+            prompt_tokens_total: s.prompt_tokens.iter().sum(),
+            prompt_tokens: s.prompt_tokens.clone(),
+            files_changed: patch.as_ref().map(|p| p.files()).unwrap_or_default(),
+            diff: patch.as_ref().map(|p| p.diff()).unwrap_or_default(),
+            patch,
+            tests_before: None,
+            tests_after: None,
+            critic: None,
+            failure_reason: None,
+            attempt_log: steps.iter().map(|r| format!("step {} ({}): {}", r.id, r.file, r.summary)).collect(),
+            duration_ms: self.started.elapsed().as_millis() as u64,
+        }
+    }
+
+    async fn complete(
+        mut self,
+        graph: Option<TaskGraph>,
+        steps: Vec<StepResult>,
+        status: ReportStatus,
+        summary: String,
+        patch: Option<Patch>,
+        baseline: Option<crate::agent::TestSummary>,
+    ) -> Result<PlanOutcome, AgentError> {
+        let mut report = self.report(status, summary, patch, &steps);
+        report.tests_before = baseline;
+        let result = json!({"status": report.status, "summary": report.summary, "files_changed": report.files_changed, "diff": report.diff, "steps": steps.len()});
+        self.log.record(self.env, vec![NewEvent::new(EventType::TaskCompleted, result)]).await?;
+        Ok(PlanOutcome { report, route: self.route, graph, steps, replans: 0 })
+    }
+
+    async fn fail(
+        mut self,
+        graph: Option<TaskGraph>,
+        steps: Vec<StepResult>,
+        reason: String,
+    ) -> Result<PlanOutcome, AgentError> {
+        self.log.record(self.env, vec![NewEvent::new(EventType::TaskFailed, json!({"reason": reason}))]).await?;
+        let mut report = self.report(ReportStatus::Failed, reason.clone(), None, &steps);
+        report.failure_reason = Some(reason);
+        Ok(PlanOutcome { report, route: self.route, graph, steps, replans: 0 })
+    }
+
+    async fn cancelled(mut self, graph: Option<TaskGraph>, steps: Vec<StepResult>) -> Result<PlanOutcome, AgentError> {
+        let reason = "cancelled by the user".to_string();
+        self.log
+            .record(
+                self.env,
+                vec![NewEvent::new(EventType::StatusChanged, json!({"status": "cancelled", "reason": reason}))],
+            )
+            .await?;
+        let mut report = self.report(ReportStatus::Cancelled, reason.clone(), None, &steps);
+        report.failure_reason = Some(reason);
+        Ok(PlanOutcome { report, route: self.route, graph, steps, replans: 0 })
+    }
+}

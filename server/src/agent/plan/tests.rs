@@ -1,0 +1,131 @@
+//! Unit tests of the planned path with `ScriptedModel` (a scripted model
+//! double); everything else is real: files on disk, pytest in the sandbox,
+//! SQLite, tantivy and tree-sitter.
+
+use super::*;
+use crate::agent::scripted_model::Script;
+use crate::agent::tests::{config, reply, workspace_with, Workspace};
+use crate::agent::{ReportStatus, TaskOptions};
+use crate::config::ModelRole;
+use crate::contracts::EventType;
+use tokio_util::sync::CancellationToken;
+
+const CALC: &str = "def add(a, b):\n    return a - b\n";
+const APP: &str = "from calc import add\n\n\ndef total(xs):\n    out = 0\n    for x in xs:\n        out = add(out, x)\n    return out\n";
+const TESTS: &str = "from calc import add\nfrom app import total\n\n\ndef test_add():\n    assert add(2, 3) == 5\n\n\ndef test_total():\n    assert total([1, 2]) == 3\n";
+const CALC_FIXED: &str = "Here it is.\n```python\ndef add(a, b):\n    return a + b\n```\n";
+const HELPERS: &str = "```python\ndef double(x):\n    return 2 * x\n```\n";
+
+fn project(max_replans: u32, script: Vec<Script>) -> Workspace {
+    let mut c = config();
+    c.runtime.critic = false;
+    c.runtime.max_replans = max_replans;
+    c.runtime.edit_format = "whole_file".into();
+    workspace_with(&[("calc.py", CALC), ("app.py", APP), ("test_calc.py", TESTS)], c, script, None)
+}
+
+fn plan_json(steps: &str) -> Script {
+    reply(&format!("{{\"steps\": [{steps}]}}"))
+}
+
+async fn run(ws: &Workspace, request: &str) -> (String, PlanOutcome) {
+    let id = uuid::Uuid::new_v4().to_string();
+    let out = run_request(&ws.env, &id, request, TaskOptions::default(), CancellationToken::new())
+        .await
+        .expect("the planned task runs");
+    (id, out)
+}
+
+async fn events(ws: &Workspace, task: &str) -> Vec<EventType> {
+    ws.env.bus.catch_up(task, 0).await.expect("events").into_iter().map(|e| e.event_type).collect()
+}
+
+fn disk(ws: &Workspace, rel: &str) -> Option<String> {
+    std::fs::read_to_string(ws.root.join(rel)).ok()
+}
+
+#[tokio::test]
+async fn invalid_planner_json_leads_to_a_replan_then_a_graceful_failure() {
+    let bad_file = r#"{"id": "1", "kind": "coder", "action_type": "edit", "file": "calcs.py", "description": "fix add", "depends_on": []}"#;
+    let ws = project(1, vec![reply("Sure! Here is the plan: steps 1, 2"), plan_json(bad_file)]);
+    let (id, out) = run(&ws, "fix the adding everywhere").await;
+    assert_eq!(out.report.status, ReportStatus::Failed);
+    let reason = out.report.failure_reason.clone().unwrap_or_default();
+    assert!(reason.contains("no usable plan in 2 tries"), "{reason}");
+    assert!(reason.contains("`calcs.py`") && reason.contains("did you mean `calc.py`"), "{reason}");
+    let planner = ws.model.requests(ModelRole::Planner);
+    assert_eq!(planner.len(), 2, "one plan, one replan, then it stops");
+    assert!(planner[0].json_schema.is_some(), "the planner's reply is schema-constrained");
+    let replan = &planner[1].messages.last().expect("replan message").content;
+    assert!(replan.contains("not a plan in the JSON format"), "the replan says what was wrong: {replan}");
+    assert!(ws.model.requests(ModelRole::Coder).is_empty(), "no step ran");
+    let ev = events(&ws, &id).await;
+    assert_eq!(ev.iter().filter(|e| **e == EventType::LlmCalled).count(), 2);
+    assert_eq!(ev.last(), Some(&EventType::TaskFailed));
+    assert!(!ev.contains(&EventType::PlanCreated));
+    assert_eq!(disk(&ws, "calc.py").as_deref(), Some(CALC));
+}
+
+#[tokio::test]
+async fn an_unknown_file_is_a_clear_error_with_a_suggestion() {
+    let step = r#"{"id": "1", "kind": "coder", "action_type": "edit", "file": "src/app.py", "description": "x", "depends_on": []}"#;
+    let ws = project(0, vec![plan_json(step)]);
+    let (_, out) = run(&ws, "make totals use add everywhere").await;
+    let reason = out.report.failure_reason.unwrap_or_default();
+    assert!(
+        reason.contains("step `1` names `src/app.py`, which is not a file of the workspace (did you mean `app.py`?)"),
+        "{reason}"
+    );
+}
+
+#[tokio::test]
+async fn a_plan_of_a_query_an_edit_and_a_new_file_yields_one_tested_patch_and_writes_nothing() {
+    let steps = r#"{"id": "find", "kind": "query", "action_type": "query", "file": "calc.py", "description": "where add is defined", "depends_on": []},
+        {"id": "fix", "kind": "coder", "action_type": "edit", "file": "calc.py", "description": "make add return the sum", "depends_on": ["find"]},
+        {"id": "new", "kind": "coder", "action_type": "create", "file": "lib/helpers.py", "description": "write double(x)", "depends_on": []}"#;
+    let ws = project(1, vec![plan_json(steps), reply(CALC_FIXED), reply(HELPERS)]);
+    let (id, out) = run(&ws, "fix add and add a helpers module everywhere it is needed").await;
+    assert_eq!(out.report.status, ReportStatus::Patched, "{:?}", out.report);
+    assert_eq!(out.report.files_changed, vec!["calc.py", "lib/helpers.py"]);
+    assert!(out.report.tests_after.as_ref().is_some_and(|t| t.passed), "the whole patch was tested");
+    assert!(out.steps.iter().all(|s| s.state == StepState::Done), "{:?}", out.steps);
+    // Nothing is written: the patch is only proposed.
+    assert_eq!(disk(&ws, "calc.py").as_deref(), Some(CALC));
+    assert_eq!(disk(&ws, "lib/helpers.py"), None, "a created file waits for the user too");
+    // The query step's finding reached the step after it; the independent step did not get it.
+    let coder = ws.model.requests(ModelRole::Coder);
+    assert_eq!(coder.len(), 2);
+    let prompt = |i: usize| coder[i].messages.iter().map(|m| m.content.clone()).collect::<Vec<_>>().join("\n");
+    assert!(prompt(0).contains("Found by an earlier step") && prompt(0).contains("calc.py:1-2"), "{}", prompt(0));
+    assert!(!prompt(1).contains("Found by an earlier step"));
+    assert_eq!(out.report.model_calls, 3, "one planner call and one coder call per edit step");
+    let ev = events(&ws, &id).await;
+    for expected in [EventType::PlanCreated, EventType::StepStarted, EventType::TaskCompleted] {
+        assert!(ev.contains(&expected), "{expected:?} in {ev:?}");
+    }
+    assert_eq!(ev.iter().filter(|e| **e == EventType::StepStarted).count(), 3);
+}
+
+#[tokio::test]
+async fn a_failing_step_fails_the_task_and_skips_what_depends_on_it() {
+    let steps = r#"{"id": "1", "kind": "coder", "action_type": "edit", "file": "calc.py", "description": "make add return the sum", "depends_on": []},
+        {"id": "2", "kind": "coder", "action_type": "edit", "file": "app.py", "description": "use add", "depends_on": ["1"]}"#;
+    // The coder's two attempts (max_retries = 1) change nothing.
+    let echo = format!("```python\n{CALC}```\n");
+    let ws = project(0, vec![plan_json(steps), reply(&echo), reply(&echo)]);
+    let (_, out) = run(&ws, "fix add in calc.py and app.py").await;
+    assert_eq!(out.report.status, ReportStatus::Failed);
+    assert_eq!(out.steps[0].state, StepState::Failed);
+    assert_eq!(out.steps[1].state, StepState::Skipped);
+    assert!(out.report.failure_reason.clone().unwrap_or_default().starts_with("step 1 (calc.py) failed"));
+    assert!(!out.report.has_patch());
+}
+
+#[tokio::test]
+async fn a_request_about_one_named_file_never_calls_the_planner() {
+    let ws = project(1, vec![reply(CALC_FIXED)]);
+    let (_, out) = run(&ws, "In calc.py, make add return the sum of its arguments.").await;
+    assert!(matches!(out.route, Route::Direct { ref file, .. } if file == "calc.py"), "{:?}", out.route);
+    assert!(ws.model.requests(ModelRole::Planner).is_empty());
+    assert_eq!(out.report.status, ReportStatus::Patched, "{:?}", out.report.failure_reason);
+}
