@@ -17,6 +17,7 @@ mod memory;
 mod permissions;
 mod test_cmd;
 mod trust;
+mod undo;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -45,6 +46,8 @@ pub enum Command {
     Edit(agent_cmd::EditArgs),
     /// Continue tasks an earlier run left unfinished, from their checkpoints.
     Resume(agent_cmd::ResumeArgs),
+    /// Put back the files of the last patch tinycoder applied, exactly as they were.
+    Undo(undo::Args),
     /// Answer a question from the project's code, citing file:line (never writes).
     Ask(ask::Args),
     /// Measure the agent on a corpus of small buggy projects.
@@ -159,6 +162,7 @@ pub fn main() -> ExitCode {
             Command::Fix(a) => agent_cmd::run_fix(a, workspace).await,
             Command::Edit(a) => agent_cmd::run_edit(a, workspace).await,
             Command::Resume(a) => agent_cmd::run_resume(a, workspace).await,
+            Command::Undo(a) => undo::run(a, workspace).await,
             Command::Ask(a) => ask::run(a, workspace).await,
             Command::Bench(a) => bench::run(a, workspace).await,
             Command::Chat(a) => chat::run(a, workspace).await,
