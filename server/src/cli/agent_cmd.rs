@@ -305,8 +305,11 @@ fn write_patch(env: &AgentEnv, report: &TaskReport, patch: &Patch) -> Result<(),
 
 /// Commits exactly the patch's files (`--commit`); the error is for the user, the files stay written.
 async fn commit_patch(env: &AgentEnv, report: &TaskReport, patch: &Patch) -> Result<crate::undo::Commit, String> {
-    let message =
-        crate::undo::commit_message(&report.summary, Some(&report.task_id), env.config.undo.commit_subject_chars as usize);
+    let message = crate::undo::commit_message(
+        &report.summary,
+        Some(&report.task_id),
+        env.config.undo.commit_subject_chars as usize,
+    );
     let (root, files) = (env.paths.root.clone(), patch.files());
     tokio::task::spawn_blocking(move || crate::undo::commit(&root, &files, &message))
         .await

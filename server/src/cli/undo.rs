@@ -57,7 +57,10 @@ pub async fn run(args: Args, workspace: Option<PathBuf>) -> anyhow::Result<ExitC
         history.remove(&point.id)?;
         let left = history.ids()?.len();
         if args.json {
-            println!("{}", json!({"undone": false, "forgotten": point.id, "summary": point.summary, "remaining": left}));
+            println!(
+                "{}",
+                json!({"undone": false, "forgotten": point.id, "summary": point.summary, "remaining": left})
+            );
         } else {
             eprintln!("forgot the undo point of `{}`; no file was touched ({left} older left)", point.summary);
         }

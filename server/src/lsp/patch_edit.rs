@@ -8,8 +8,8 @@ use crate::text::{Document, PositionEncoding};
 use std::collections::HashMap;
 use std::path::Path;
 use tower_lsp_server::ls_types::{
-    AnnotatedTextEdit, ChangeAnnotation, DeleteFile, DeleteFileOptions, DocumentChangeOperation, DocumentChanges, OneOf,
-    OptionalVersionedTextDocumentIdentifier, Range, ResourceOp, TextDocumentEdit, TextEdit, Uri, WorkspaceEdit,
+    AnnotatedTextEdit, ChangeAnnotation, DeleteFile, DeleteFileOptions, DocumentChangeOperation, DocumentChanges,
+    OneOf, OptionalVersionedTextDocumentIdentifier, Range, ResourceOp, TextDocumentEdit, TextEdit, Uri, WorkspaceEdit,
 };
 
 /// The change annotation's id.
@@ -112,13 +112,15 @@ pub fn undo_workspace_edit(
     let mut ops = Vec::new();
     for f in files {
         ops.push(match f {
-            UndoFileEdit::Restore { path, current, before, version } => DocumentChangeOperation::Edit(TextDocumentEdit {
-                text_document: OptionalVersionedTextDocumentIdentifier {
-                    uri: Uri::from_file_path(root.join(path))?,
-                    version: *version,
-                },
-                edits: hunk_edits(current, before, enc).into_iter().map(OneOf::Left).collect(),
-            }),
+            UndoFileEdit::Restore { path, current, before, version } => {
+                DocumentChangeOperation::Edit(TextDocumentEdit {
+                    text_document: OptionalVersionedTextDocumentIdentifier {
+                        uri: Uri::from_file_path(root.join(path))?,
+                        version: *version,
+                    },
+                    edits: hunk_edits(current, before, enc).into_iter().map(OneOf::Left).collect(),
+                })
+            }
             UndoFileEdit::Delete { path } => DocumentChangeOperation::Op(ResourceOp::Delete(DeleteFile {
                 uri: Uri::from_file_path(root.join(path))?,
                 options: Some(DeleteFileOptions { recursive: Some(false), ignore_if_not_exists: Some(true) }),

@@ -52,7 +52,9 @@ pub async fn record_applied(h: &FlowHandles, env: &AgentEnv, patch: &Patch, summ
         Ok(Err(e)) => e.to_string(),
         Err(e) => e.to_string(),
     };
-    h.client.show_message(MessageType::WARNING, format!("tinycoder: the patch was applied but cannot be undone: {why}")).await;
+    h.client
+        .show_message(MessageType::WARNING, format!("tinycoder: the patch was applied but cannot be undone: {why}"))
+        .await;
 }
 
 /// The open buffers among `paths` (workspace-relative): their text and version.
@@ -135,28 +137,24 @@ pub async fn undo(backend: &Backend, _args: &[Value]) -> Result<Option<Value>> {
     let edit = undo_workspace_edit(&root, &edits, h.encoding, h.edits.document_changes)
         .ok_or_else(|| request_failed("the undo names a path that is not a file URI"))?;
     tokio::spawn(async move {
-        let _busy = busy;
-        let words = describe(&plan);
-        match h.client.apply_edit(edit).await {
+        let (kind, msg) = match h.client.apply_edit(edit).await {
             Ok(r) if r.applied => {
                 let id = point.id.clone();
                 let removed = tokio::task::spawn_blocking(move || history.remove(&id)).await;
                 if let Ok(Err(e)) = removed {
                     tracing::warn!("the undone point stays in the history: {e}");
                 }
-                let msg = format!("tinycoder: undid `{}`: {words}", point.summary);
-                h.client.show_message(MessageType::INFO, msg).await;
+                (MessageType::INFO, format!("tinycoder: undid `{}`: {}", point.summary, describe(&plan)))
             }
             Ok(r) => {
                 let why = r.failure_reason.unwrap_or_else(|| "declined".into());
-                let msg = format!("tinycoder: the undo was not applied ({why}); the patch can still be undone");
-                h.client.show_message(MessageType::WARNING, msg).await;
+                (MessageType::WARNING, format!("tinycoder: the undo was not applied ({why}); it can still be undone"))
             }
-            Err(e) => {
-                let msg = format!("tinycoder: the editor did not apply the undo: {e}");
-                h.client.show_message(MessageType::ERROR, msg).await;
-            }
-        }
+            Err(e) => (MessageType::ERROR, format!("tinycoder: the editor did not apply the undo: {e}")),
+        };
+        // Free before telling the user, so an undo they start on reading the message is not refused.
+        drop(busy);
+        h.client.show_message(kind, msg).await;
     });
     Ok(Some(answer))
 }

@@ -58,7 +58,7 @@ fn snapshots(root: &Path, patch: &Patch) -> Result<Vec<FileSnapshot>, UndoError>
     let mut out = Vec::new();
     for c in patch.changes.iter().filter(|c| c.before != c.after) {
         if !inside(&c.path) {
-            return Err(UndoError::OutsideWorkspace { path: c.path.clone(), dir: root.to_path_buf() });
+            return Err(UndoError::OutsideWorkspace { path: c.path.clone() });
         }
         let now = read_current(root, &c.path)?;
         let unchanged = match &now {

@@ -20,18 +20,22 @@ pub struct Commit {
 /// Why the commit was not made. The files stay as they are in every case.
 #[derive(Debug, thiserror::Error)]
 pub enum GitError {
+    /// No `git` program.
     #[error(
         "git is not installed (or not on PATH), so nothing was committed and the files stay as they are; \
          install git, or commit them yourself"
     )]
     Missing,
+    /// The workspace is not in a git work tree.
     #[error(
         "{root} is not in a git repository, so nothing was committed and the files stay as they are; \
          run `git init` there first, or commit them another way"
     )]
     NotARepository { root: PathBuf },
+    /// The files already match HEAD.
     #[error("nothing to commit: {files} already match the last commit")]
     NothingToCommit { files: String },
+    /// A git command failed; its own message is kept.
     #[error("`git {args}` failed in {root}: {message}; nothing was committed and the files stay as they are")]
     Failed { args: String, root: PathBuf, message: String },
 }
@@ -86,7 +90,8 @@ pub fn commit(root: &Path, files: &[String], message: &str) -> Result<Commit, Gi
         return Err(GitError::NotARepository { root: root.to_path_buf() });
     }
     let paths: Vec<&str> = files.iter().map(String::as_str).collect();
-    let with_paths = |head: &[&'static str]| -> Vec<&str> { head.iter().copied().chain(paths.iter().copied()).collect() };
+    let with_paths =
+        |head: &[&'static str]| -> Vec<&str> { head.iter().copied().chain(paths.iter().copied()).collect() };
     git_ok(root, &with_paths(&["add", "--all", "--"]))?;
     // With a first commit to compare with, "no difference" is said plainly rather than as git's failure.
     let has_head = git(root, &["rev-parse", "--verify", "--quiet", "HEAD"])?.status.success();

@@ -114,7 +114,7 @@ impl UndoHistory {
     /// returns the new point's id.
     pub fn record(&self, point: &UndoPoint) -> Result<String, UndoError> {
         if let Some(f) = point.files.iter().find(|f| !inside(&f.path)) {
-            return Err(UndoError::OutsideWorkspace { path: f.path.clone(), dir: self.dir.clone() });
+            return Err(UndoError::OutsideWorkspace { path: f.path.clone() });
         }
         std::fs::create_dir_all(&self.dir).map_err(|e| self.history_err(e))?;
         self.sweep();
@@ -132,8 +132,7 @@ impl UndoHistory {
             match std::fs::rename(&tmp, self.dir.join(&id)) {
                 Ok(()) => break id,
                 Err(e)
-                    if e.kind() == std::io::ErrorKind::AlreadyExists
-                        || e.raw_os_error() == Some(libc::ENOTEMPTY) =>
+                    if e.kind() == std::io::ErrorKind::AlreadyExists || e.raw_os_error() == Some(libc::ENOTEMPTY) =>
                 {
                     continue
                 }
@@ -199,7 +198,7 @@ impl UndoHistory {
         let mut files = Vec::new();
         for (i, f) in m.files.iter().enumerate() {
             if !inside(&f.path) {
-                return Err(UndoError::OutsideWorkspace { path: f.path.clone(), dir });
+                return Err(damaged(format!("`{}` is not a path inside the workspace", f.path)));
             }
             let before = if f.existed_before { Some(read(format!("{i}.before"), f.before_len)?) } else { None };
             let after = read(format!("{i}.after"), f.after_len)?;

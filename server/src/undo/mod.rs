@@ -83,24 +83,31 @@ pub struct PatchInfo {
 /// Why a patch could not be written or undone. Each message says what to do.
 #[derive(Debug, thiserror::Error)]
 pub enum UndoError {
+    /// A file no longer holds the text the patch was made from.
     #[error("{path} changed since tinycoder read it, so nothing was written; run the task again on the new text")]
     ChangedBeforeWrite { path: String },
+    /// A file holds neither the patch's bytes nor its old bytes.
     #[error(
         "{path} {how} since tinycoder applied the patch ({summary}), so nothing was restored; \
          undo your own changes to {path} first, or restore the file by hand (e.g. with git)"
     )]
     ChangedSinceApplied { path: String, how: &'static str, summary: String },
-    #[error("`{path}` is not a path inside the workspace; the undo point is not usable: delete it from {dir}")]
-    OutsideWorkspace { path: String, dir: PathBuf },
+    /// A path leaves the workspace (`..`, absolute).
+    #[error("`{path}` is not a path inside the workspace; tinycoder writes and restores only files inside it")]
+    OutsideWorkspace { path: String },
+    /// A file could not be read.
     #[error("cannot read {path}: {source}")]
     Read { path: PathBuf, source: std::io::Error },
+    /// A file could not be written or deleted.
     #[error("cannot write {path}: {source}; check the folder's permissions and free space")]
     Write { path: PathBuf, source: std::io::Error },
+    /// The history folder could not be written.
     #[error(
         "cannot keep the undo history in {dir}: {source}; make the data directory writable \
          (TINYCODER_DATA_DIR or store.dir)"
     )]
     History { dir: PathBuf, source: std::io::Error },
+    /// A stored point is incomplete or unreadable.
     #[error("the undo point {dir} is damaged ({why}); move it away or delete it, then undo again")]
     Damaged { dir: PathBuf, why: String },
 }

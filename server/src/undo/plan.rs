@@ -33,7 +33,9 @@ impl UndoAction {
 /// One file of an undo and what happens to it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct FileUndo {
+    /// Workspace-relative path.
     pub path: String,
+    /// What happens to it.
     pub action: UndoAction,
 }
 

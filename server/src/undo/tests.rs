@@ -209,7 +209,11 @@ fn commit_takes_only_the_patch_files_and_leaves_the_users_changes_alone() {
     assert_eq!(lines.remove(0), "patched 3 files in 1 attempt(s)");
     lines.sort();
     assert_eq!(lines, ["bare.py", "pkg/crlf.py", "pkg/new/made.py"]);
-    assert_eq!(git(root, &["diff", "--cached", "--name-only"]), "staged.txt\n", "the user's staged change stays staged");
+    assert_eq!(
+        git(root, &["diff", "--cached", "--name-only"]),
+        "staged.txt\n",
+        "the user's staged change stays staged"
+    );
     assert_eq!(git(root, &["diff", "--name-only"]), "other.txt\n", "the unstaged change stays unstaged");
     assert_eq!(git(root, &["show", "HEAD:bare.py"]), BARE_AFTER);
 
@@ -236,4 +240,15 @@ fn the_commit_subject_is_the_summary_cut_to_the_setting() {
     assert_eq!(commit_message("fixed add\nmore", None, 72), "fixed add");
     assert_eq!(commit_message("abcdefghij", Some("t1"), 6), "abcde…\n\nMade by tinycoder, task t1.");
     assert_eq!(commit_message("  ", None, 72), "changes by tinycoder");
+}
+
+#[test]
+fn a_path_outside_the_workspace_is_never_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let paths = workspace(dir.path());
+    let patch = Patch { changes: vec![change("bare.py", BARE_BEFORE, BARE_AFTER), change("../escape.txt", "", "x")] };
+    let err = apply_patch(&paths, &config(5), &patch, &info("p")).unwrap_err();
+    assert!(matches!(err, UndoError::OutsideWorkspace { ref path } if path == "../escape.txt"), "{err}");
+    assert!(!dir.path().join("escape.txt").exists());
+    assert_eq!(bytes(&paths.root, "bare.py"), BARE_BEFORE.as_bytes(), "nothing written");
 }
