@@ -2,7 +2,7 @@
 //!
 //! Layers, bottom to top (each depends only on layers listed before it):
 //! `contracts` → `config` → `text` → `syntax` → `llm` → `store` → `memory` → `index` →
-//! `context` → `edits` → `sandbox` → `agent` → `lsp` / `cli` (adapters).
+//! `context` → `edits` → `undo` → `sandbox` → `agent` → `lsp` / `cli` (adapters).
 //! See `docs/architecture.md` for the codemap and invariants.
 
 pub mod acp;
@@ -21,3 +21,4 @@ pub mod sandbox;
 pub mod store;
 pub mod syntax;
 pub mod text;
+pub mod undo;

@@ -237,6 +237,8 @@ const TABLE: &[(&[&str], [Expect; 5])] = &[
     (&["permissions", "reset"], [W(0, ""), W(0, ""), F, F, W(0, "")]),
     (&["config"], [W(0, "backend.url"), W(0, "backend.url"), W(0, "backend.url"), W(0, "backend.url"), W(0, "backend.url")]),
     (&["trust"], [W(0, ""), W(0, ""), W(0, ""), W(0, ""), W(0, "")]),
+    // The undo history is plain files in the data directory: neither the model, the store nor the index matters.
+    (&["undo", "--yes"], [W(0, "nothing to undo"), W(0, "nothing to undo"), W(0, "nothing to undo"), W(0, "nothing to undo"), W(0, "nothing to undo")]),
     // bench copies every task into its own temp store and index: only model faults reach it.
     (&["bench", "fix", "../../../tests/bench/fix", "--only", "py-config-env-flag"], [F, F, S, S, S]),
 ];

@@ -60,10 +60,10 @@ fn code_actions_offer_the_quickfix_and_rewrites() {
         .unwrap();
     assert_eq!(only.as_array().unwrap().len(), 4);
 
-    // A command whose flow is not built yet: a clear error, not a fake result.
+    // A command with nothing to work on: a clear error, not a fake result.
     let err = client.request("workspace/executeCommand", json!({"command": "tinycoder.commit"})).unwrap_err();
     assert_eq!(err["code"], json!(-32803));
-    assert!(err["message"].as_str().unwrap().contains("not available yet"), "{err}");
+    assert!(err["message"].as_str().unwrap().contains("nothing to commit"), "{err}");
     let err = client.request("workspace/executeCommand", json!({"command": "tinycoder.nope"})).unwrap_err();
     assert!(err["message"].as_str().unwrap().contains("unknown command"), "{err}");
     let cancel = client

@@ -2,7 +2,8 @@
 //! (Qwen2.5-Coder 0.5B on the test bed's llama-server): a failing test becomes
 //! a diagnostic, its quick-fix becomes a `workspace/applyEdit` with versioned
 //! document changes and a confirmation annotation, the edit applies cleanly,
-//! parses, and turns the tests green; the diagnostic is cleared.
+//! parses, and turns the tests green; the diagnostic is cleared; `tinycoder.undo`
+//! then sends the edit back to the text before the fix.
 
 mod common;
 mod lsp_client;
@@ -120,5 +121,24 @@ fn run(url: &str) {
             break;
         }
     }
+
+    // The applied patch is an undo point: tinycoder.undo sends the edit back to the old text.
+    client.inbox.clear();
+    let undo = client
+        .request("workspace/executeCommand", json!({"command": "tinycoder.undo", "arguments": []}))
+        .expect("tinycoder.undo answers");
+    assert_eq!(undo["files"], json!([{"path": "shop/prices.py", "action": "restore"}]), "{undo:#}");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let back = loop {
+        let m = match client.inbox.pop_front() {
+            Some(m) => m,
+            None => next_message(&mut client, deadline, "the undo's workspace/applyEdit"),
+        };
+        if m["method"] == "workspace/applyEdit" {
+            break m["params"]["edit"].clone();
+        }
+    };
+    let undo_edits = back["documentChanges"][0]["edits"].as_array().expect("the undo's text edits");
+    assert_eq!(apply_text_edits(&after, undo_edits, "utf-16"), before, "the undo gives back the text before the fix");
     assert_eq!(client.shutdown_and_exit().code(), Some(0));
 }

@@ -1,7 +1,8 @@
 //! `tinycoder fix`, `tinycoder edit` and `tinycoder resume`: the agent from a
 //! terminal. Progress goes to stderr; the diff (or `--json`) to stdout. Files are
 //! written only after the tests passed in the shadow and the user agreed (or
-//! `--yes`), atomically, and only if nobody changed them meanwhile.
+//! `--yes`), atomically, and only if nobody changed them meanwhile; each written
+//! patch is an undo point (`tinycoder undo`), and `--commit` commits its files.
 
 use super::CliContext;
 use crate::agent::{
@@ -13,7 +14,7 @@ use crate::index::WorkspaceIndex;
 use crate::store::EventBus;
 use anyhow::Context;
 use std::io::{IsTerminal, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
@@ -30,6 +31,9 @@ pub struct ApplyArgs {
     /// When no attempt passes the tests, still show (and with --yes write) the best one.
     #[arg(long)]
     pub best_attempt: bool,
+    /// After writing the patch, commit exactly its files with git (the task's summary is the message).
+    #[arg(long)]
+    pub commit: bool,
 }
 
 /// Arguments of `tinycoder fix`.
@@ -217,15 +221,19 @@ pub(super) async fn finish(
     let mut applied = false;
     let mut real_tree: Option<TestSummary> = None;
     let mut note = String::new();
+    let mut committed: Option<Result<crate::undo::Commit, String>> = None;
     if let (true, Some(patch)) = (report.has_patch(), &report.patch) {
         if !apply.json {
             println!("{}", report.diff.trim_end());
         }
         let agreed = apply.yes || (!apply.json && ask_to_apply(patch, report.status));
         if agreed {
-            match write_patch(&env.paths.root, patch) {
+            match write_patch(env, &report, patch) {
                 Ok(()) => {
                     applied = true;
+                    if apply.commit {
+                        committed = Some(commit_patch(env, &report, patch).await);
+                    }
                     let cancel = CancellationToken::new();
                     real_tree = crate::agent::run_tests(env, &[], &cancel).await.ok();
                 }
@@ -252,6 +260,11 @@ pub(super) async fn finish(
             if let Some(serde_json::Value::Object(more)) = extra {
                 obj.extend(more);
             }
+            match &committed {
+                Some(Ok(c)) => drop(obj.insert("commit".into(), c.id.clone().into())),
+                Some(Err(e)) => drop(obj.insert("commit_error".into(), e.clone().into())),
+                None => {}
+            }
         }
         println!("{}", serde_json::to_string_pretty(&v)?);
     } else {
@@ -265,10 +278,16 @@ pub(super) async fn finish(
         if !note.is_empty() {
             eprintln!("{note}");
         }
+        match &committed {
+            Some(Ok(c)) => eprintln!("committed {}: {}", &c.id[..c.id.len().min(12)], c.subject),
+            Some(Err(e)) => eprintln!("error: not committed: {e}"),
+            None => {}
+        }
     }
+    let commit_failed = matches!(committed, Some(Err(_)));
     Ok(if cancelled {
         ExitCode::from(130)
-    } else if passes_now {
+    } else if passes_now && !commit_failed {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
@@ -286,26 +305,23 @@ fn ask_to_apply(patch: &Patch, status: ReportStatus) -> bool {
     std::io::stdin().read_line(&mut answer).is_ok() && matches!(answer.trim(), "y" | "Y" | "yes" | "Yes")
 }
 
-/// Writes each change atomically (temp file + rename, permissions kept), after
-/// checking that no file changed since the task read it; writes nothing if one did.
-pub fn write_patch(root: &Path, patch: &Patch) -> anyhow::Result<()> {
-    for c in &patch.changes {
-        let current = std::fs::read_to_string(root.join(&c.path)).unwrap_or_default();
-        anyhow::ensure!(current == c.before, "{} changed since tinycoder read it; run the task again", c.path);
-    }
-    for c in &patch.changes {
-        let path = root.join(&c.path);
-        let dir = path.parent().context("a patched file has no parent folder")?;
-        // A new file may live in a new folder.
-        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-        let mut tmp =
-            tempfile::NamedTempFile::new_in(dir).with_context(|| format!("cannot write next to {}", path.display()))?;
-        tmp.write_all(c.after.as_bytes())?;
-        tmp.as_file().sync_all()?;
-        if let Ok(meta) = std::fs::metadata(&path) {
-            let _ = std::fs::set_permissions(tmp.path(), meta.permissions());
-        }
-        tmp.persist(&path).with_context(|| format!("cannot replace {}", path.display()))?;
-    }
-    Ok(())
+/// Writes the patch (each file atomically, permissions kept, nothing if a file changed
+/// since the task read it) and records it as the newest undo point.
+fn write_patch(env: &AgentEnv, report: &TaskReport, patch: &Patch) -> Result<(), crate::undo::UndoError> {
+    let info = crate::undo::PatchInfo { summary: report.summary.clone(), task_id: Some(report.task_id.clone()) };
+    crate::undo::apply_patch(&env.paths, &env.config.undo, patch, &info).map(|_| ())
+}
+
+/// Commits exactly the patch's files (`--commit`); the error is for the user, the files stay written.
+async fn commit_patch(env: &AgentEnv, report: &TaskReport, patch: &Patch) -> Result<crate::undo::Commit, String> {
+    let message = crate::undo::commit_message(
+        &report.summary,
+        Some(&report.task_id),
+        env.config.undo.commit_subject_chars as usize,
+    );
+    let (root, files) = (env.paths.root.clone(), patch.files());
+    tokio::task::spawn_blocking(move || crate::undo::commit(&root, &files, &message))
+        .await
+        .map_err(|e| e.to_string())?
+        .map_err(|e| e.to_string())
 }

@@ -216,7 +216,7 @@ pub async fn run(args: Args, workspace: Option<PathBuf>) -> anyhow::Result<ExitC
 /// Writes the patch into the temp copy and runs the tests there: fixed means green on the tree.
 async fn verify_on_tree(runtime: &Runtime, report: &TaskReport) -> bool {
     let Some(patch) = &report.patch else { return false };
-    if super::agent_cmd::write_patch(&runtime.env().paths.root, patch).is_err() {
+    if crate::undo::write_patch(&runtime.env().paths.root, patch).is_err() {
         return false;
     }
     crate::agent::run_tests(runtime.env(), &[], &CancellationToken::new()).await.map(|t| t.passed).unwrap_or(false)

@@ -18,6 +18,7 @@ mod permissions;
 mod plan_cmd;
 mod test_cmd;
 mod trust;
+mod undo;
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -50,6 +51,8 @@ pub enum Command {
     Run(plan_cmd::RunArgs),
     /// Continue tasks an earlier run left unfinished, from their checkpoints.
     Resume(agent_cmd::ResumeArgs),
+    /// Put back the files of the last patch tinycoder applied, exactly as they were.
+    Undo(undo::Args),
     /// Answer a question from the project's code, citing file:line (never writes).
     Ask(ask::Args),
     /// Measure the agent on a corpus of small buggy projects.
@@ -166,6 +169,7 @@ pub fn main() -> ExitCode {
             Command::Plan(a) => plan_cmd::run_plan(a, workspace).await,
             Command::Run(a) => plan_cmd::run_run(a, workspace).await,
             Command::Resume(a) => agent_cmd::run_resume(a, workspace).await,
+            Command::Undo(a) => undo::run(a, workspace).await,
             Command::Ask(a) => ask::run(a, workspace).await,
             Command::Bench(a) => bench::run(a, workspace).await,
             Command::Chat(a) => chat::run(a, workspace).await,

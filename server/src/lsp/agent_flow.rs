@@ -31,6 +31,8 @@ pub struct EditSupport {
     pub document_changes: bool,
     pub change_annotations: bool,
     pub show_document: bool,
+    /// The client applies `delete` resource operations (an undo deletes the files a patch created).
+    pub delete_files: bool,
 }
 
 /// The open buffers when a task started: their text (what the agent reads) and version (what its edit is for).

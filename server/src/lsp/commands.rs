@@ -70,17 +70,6 @@ impl CommandId {
     pub fn from_name(name: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|c| c.name() == name)
     }
-
-    /// Which later part of tinycoder brings the command.
-    fn lands_with(self) -> &'static str {
-        match self {
-            Self::RunTests => "the sandbox",
-            Self::Index => "the workspace index",
-            Self::MemorySearch | Self::MemoryDelete => "long-term memory",
-            Self::Tasks => "the task store",
-            _ => "the agent",
-        }
-    }
 }
 
 /// Every command name.
@@ -94,10 +83,6 @@ pub const REQUEST_FAILED: i64 = -32803;
 /// A JSON-RPC error with the LSP `RequestFailed` code and `message`.
 pub fn request_failed(message: impl Into<String>) -> Error {
     Error { code: ErrorCode::ServerError(REQUEST_FAILED), message: message.into().into(), data: None }
-}
-
-fn not_available(cmd: CommandId) -> Error {
-    request_failed(format!("`{}` is not available yet: {} lands in a later release", cmd.name(), cmd.lands_with()))
 }
 
 /// A command's one string argument, given bare (`["x"]`) or by name (`[{"key": "x"}]`).
@@ -134,6 +119,7 @@ pub async fn execute(backend: &Backend, name: &str, args: Vec<Value>) -> Result<
         CommandId::Tasks => super::flows::tasks(backend, &args).await,
         CommandId::MemorySearch => super::flows::memory_search(backend, &args).await,
         CommandId::MemoryDelete => super::flows::memory_delete(backend, &args).await,
-        other => Err(not_available(other)),
+        CommandId::Undo => super::undo_flow::undo(backend, &args).await,
+        CommandId::Commit => super::undo_flow::commit(backend, &args).await,
     }
 }

@@ -25,6 +25,7 @@ pub mod server;
 pub mod symbols;
 pub mod transport;
 mod trust;
+mod undo_flow;
 
 pub use server::{Backend, ModelClientFactory, ServerOptions};
 

@@ -8,7 +8,8 @@ use crate::text::{Document, PositionEncoding};
 use std::collections::HashMap;
 use std::path::Path;
 use tower_lsp_server::ls_types::{
-    AnnotatedTextEdit, ChangeAnnotation, CreateFile, CreateFileOptions, DocumentChangeOperation, DocumentChanges,
+    AnnotatedTextEdit, ChangeAnnotation, CreateFile, CreateFileOptions, DeleteFile, DeleteFileOptions,
+    DocumentChangeOperation, DocumentChanges,
     OneOf, OptionalVersionedTextDocumentIdentifier, Range, ResourceOp, TextDocumentEdit, TextEdit, Uri, WorkspaceEdit,
 };
 
@@ -102,6 +103,58 @@ pub fn plain_workspace_edit(root: &Path, patch: &Patch, enc: PositionEncoding) -
         changes.insert(uri, hunk_edits(&c.before, &c.after, enc));
     }
     Some(WorkspaceEdit { changes: Some(changes), document_changes: None, change_annotations: None })
+}
+
+/// One file of an undo as the editor is to change it.
+pub enum UndoFileEdit<'a> {
+    /// Turn `current` back into `before`; `version` is the open buffer's (none when not open).
+    Restore { path: &'a str, current: &'a str, before: &'a str, version: Option<i32> },
+    /// Delete the file (the patch created it).
+    Delete { path: &'a str },
+}
+
+/// The workspace edit of an undo under `root`: hunks back to the old text, and
+/// delete operations (which need `documentChanges` and the client's `delete`
+/// resource operation; the caller checks). Without `document_changes`, plain `changes`.
+pub fn undo_workspace_edit(
+    root: &Path,
+    files: &[UndoFileEdit],
+    enc: PositionEncoding,
+    document_changes: bool,
+) -> Option<WorkspaceEdit> {
+    if !document_changes {
+        let mut changes = HashMap::new();
+        for f in files {
+            if let UndoFileEdit::Restore { path, current, before, .. } = f {
+                changes.insert(Uri::from_file_path(root.join(path))?, hunk_edits(current, before, enc));
+            }
+        }
+        return Some(WorkspaceEdit { changes: Some(changes), document_changes: None, change_annotations: None });
+    }
+    let mut ops = Vec::new();
+    for f in files {
+        ops.push(match f {
+            UndoFileEdit::Restore { path, current, before, version } => {
+                DocumentChangeOperation::Edit(TextDocumentEdit {
+                    text_document: OptionalVersionedTextDocumentIdentifier {
+                        uri: Uri::from_file_path(root.join(path))?,
+                        version: *version,
+                    },
+                    edits: hunk_edits(current, before, enc).into_iter().map(OneOf::Left).collect(),
+                })
+            }
+            UndoFileEdit::Delete { path } => DocumentChangeOperation::Op(ResourceOp::Delete(DeleteFile {
+                uri: Uri::from_file_path(root.join(path))?,
+                options: Some(DeleteFileOptions { recursive: Some(false), ignore_if_not_exists: Some(true) }),
+                annotation_id: None,
+            })),
+        });
+    }
+    Some(WorkspaceEdit {
+        changes: None,
+        document_changes: Some(DocumentChanges::Operations(ops)),
+        change_annotations: None,
+    })
 }
 
 #[cfg(test)]

@@ -4,7 +4,8 @@
 //! without annotation support get "Apply / Show diff / Discard" instead. A patch
 //! made from text that has changed since (the user typed) is never applied: the
 //! user is told, and may have it recomputed on the new text. After the user
-//! applies a patch the tests run again and the test diagnostics follow.
+//! applies a patch it becomes an undo point (`tinycoder.undo`), the tests run
+//! again and the test diagnostics follow.
 
 use super::agent_flow::{FlowHandles, Redo};
 use super::patch_edit::{plain_workspace_edit, workspace_edit};
@@ -61,7 +62,7 @@ pub async fn deliver(
             needs_confirmation: Some(true),
             description: Some(report.summary.clone()),
         };
-        apply(h, env, &patch, &versions, Some(annotation)).await
+        apply(h, env, &patch, &versions, Some(annotation), &report).await
     } else {
         ask_then_apply(h, env, &patch, &report, &label, redo).await
     };
@@ -142,6 +143,7 @@ async fn apply(
     patch: &Patch,
     versions: &HashMap<String, i32>,
     annotation: Option<ChangeAnnotation>,
+    report: &TaskReport,
 ) -> bool {
     let edit = if h.edits.document_changes {
         workspace_edit(&env.paths.root, patch, versions, h.encoding, annotation)
@@ -153,7 +155,10 @@ async fn apply(
         return false;
     };
     match h.client.apply_edit(edit).await {
-        Ok(r) if r.applied => true,
+        Ok(r) if r.applied => {
+            super::undo_flow::record_applied(h, env, patch, &report.summary, &report.task_id).await;
+            true
+        }
         Ok(r) => {
             let why = r.failure_reason.unwrap_or_else(|| "declined".into());
             tracing::info!("patch not applied: {why}");
@@ -183,7 +188,7 @@ async fn ask_then_apply(
             Some(APPLY) => {
                 // The user may have typed while the question was open.
                 return match current_versions(h, &env.paths.root, patch) {
-                    Ok(versions) => apply(h, env, patch, &versions, None).await,
+                    Ok(versions) => apply(h, env, patch, &versions, None, report).await,
                     Err(stale) => {
                         refuse_stale(h, &stale, redo).await;
                         false

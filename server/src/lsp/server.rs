@@ -77,6 +77,8 @@ pub struct Backend {
     /// Open buffers edited since the index last saw them (URIs); a background task
     /// hands their text to the index once per `index.debounce_ms`, so a keystroke costs an insert.
     pub(super) index_dirty: Arc<Mutex<HashSet<String>>>,
+    /// Set while an undo waits for the editor to apply it, so two undos never restore the same patch.
+    pub(super) undo_busy: Arc<AtomicBool>,
 }
 
 /// Parameters of `tinycoder/debugDocument`.
@@ -178,6 +180,7 @@ impl Backend {
             index_open: Arc::new(Mutex::new(())),
             index_run: Arc::new(Mutex::new(())),
             index_dirty: Arc::new(Mutex::new(HashSet::new())),
+            undo_busy: Arc::new(AtomicBool::new(false)),
         }
     }
 
@@ -325,6 +328,9 @@ impl LanguageServer for Backend {
                 .as_ref()
                 .and_then(|w| w.show_document.as_ref())
                 .is_some_and(|s| s.support),
+            delete_files: edit
+                .and_then(|e| e.resource_operations.as_ref())
+                .is_some_and(|ops| ops.contains(&ResourceOperationKind::Delete)),
         };
         if let Ok(mut e) = self.edit_support.write() {
             *e = support;

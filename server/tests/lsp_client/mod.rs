@@ -206,7 +206,7 @@ impl LspClient {
                         "general": {"positionEncodings": encodings},
                         "window": {"workDoneProgress": true, "showDocument": {"support": show_document}},
                         "workspace": {"applyEdit": true, "workspaceEdit": if edit_previews {
-                            json!({"documentChanges": true, "changeAnnotationSupport": {"groupsOnLabel": true}})
+                            json!({"documentChanges": true, "changeAnnotationSupport": {"groupsOnLabel": true}, "resourceOperations": ["create", "rename", "delete"]})
                         } else {
                             json!({})
                         }},

@@ -7,6 +7,7 @@ mod index;
 mod memory;
 mod sandbox;
 mod store;
+mod undo;
 
 pub use self::core::*;
 pub use acp::*;
@@ -14,6 +15,7 @@ pub use index::*;
 pub use memory::*;
 pub use sandbox::*;
 pub use store::*;
+pub use undo::*;
 
 use serde::{Deserialize, Serialize};
 
@@ -33,6 +35,7 @@ pub struct Config {
     pub sandbox: SandboxConfig,
     pub permissions: PermissionsConfig,
     pub acp: AcpConfig,
+    pub undo: UndoConfig,
 }
 
 /// A semantic check failed: `key` holds `value`, but `expected` describes what is allowed.
@@ -64,6 +67,7 @@ impl Config {
         self.sandbox.validate()?;
         self.permissions.validate()?;
         self.acp.validate()?;
+        self.undo.validate()?;
         Ok(())
     }
 }
