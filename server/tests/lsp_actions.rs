@@ -94,6 +94,7 @@ fn capabilities_list_every_command_and_the_outline_nests() {
             "tinycoder.tasks",
             "tinycoder.commit",
             "tinycoder.undo",
+            "tinycoder.run",
         ]
     "#]]
     .assert_debug_eq(

@@ -207,6 +207,13 @@ local function define_commands()
     local range = (cmd.range and cmd.range > 0) and range_of(cmd) or nil
     chat.send(client, cmd.args, range)
   end, { nargs = '+', range = true })
+  command('TinycoderRun', function(cmd)
+    local function go(request)
+      if request and request ~= '' then M.execute('tinycoder.run', { request = request }) end
+    end
+    if cmd.args ~= '' then return go(cmd.args) end
+    vim.ui.input({ prompt = 'tinycoder: what should change (it may span files)? ' }, go)
+  end, { nargs = '*' })
   command('TinycoderRunTests', function() M.execute('tinycoder.runTests', nil) end)
   command('TinycoderCancel', function(cmd)
     local id = cmd.args ~= '' and cmd.args or M.last_job
