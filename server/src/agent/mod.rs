@@ -38,7 +38,7 @@ pub use progress::describe_event;
 pub use report::{ReportStatus, TaskReport};
 pub use request::{AgentRequest, Location, TaskOptions};
 pub use router::{next_directive, RouterLimits};
-pub use runtime::Runtime;
+pub use runtime::{Runtime, PLAN_STEP_ORIGIN};
 pub use state::{AttemptRecord, AttemptResult, CriticOutcome, Target, TaskProgress, TestSummary};
 pub use steps::{baseline_run, run_tests};
 

@@ -20,6 +20,9 @@ use tokio_util::sync::CancellationToken;
 /// The version of the checkpoint payload; a checkpoint of another version is not resumed.
 const SNAPSHOT_VERSION: u32 = 1;
 
+/// `TaskOptions::origin` of a task that is one step of a planned request.
+pub const PLAN_STEP_ORIGIN: &str = "plan";
+
 /// What a checkpoint holds: enough to continue the task from scratch.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct Snapshot {
@@ -147,10 +150,14 @@ impl Runtime {
                     .map_err(|e| format!("its checkpoint does not decode ({e})"))
             })
             .and_then(|s| {
-                if s.version == SNAPSHOT_VERSION {
-                    Ok(s)
-                } else {
+                if s.version != SNAPSHOT_VERSION {
                     Err(format!("its checkpoint is of version {}", s.version))
+                } else if s.options.origin == PLAN_STEP_ORIGIN {
+                    // Its input was the earlier steps' changes, which lived only in memory.
+                    Err("it was one step of a request that spans files, which does not resume; run the request again"
+                        .into())
+                } else {
+                    Ok(s)
                 }
             });
         let snapshot = match snapshot {

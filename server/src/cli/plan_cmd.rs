@@ -7,6 +7,7 @@ use super::CliContext;
 use crate::agent::plan::{known_files, make_plan, route, run_request, PlanOutcome, Route};
 use crate::agent::{describe_event, TaskOptions};
 use crate::config::ModelRole;
+use crate::contracts::PlanReply;
 use crate::store::EventBus;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -26,6 +27,10 @@ pub struct PlanArgs {
 pub struct RunArgs {
     /// What to change, in words (it may span files).
     pub request: String,
+    /// Run this plan instead of asking the planner: a JSON file with `steps`, as
+    /// `tinycoder plan --json` prints it (edit it first if you like).
+    #[arg(long, value_name = "FILE")]
+    pub plan: Option<PathBuf>,
     #[command(flatten)]
     pub apply: ApplyArgs,
 }
@@ -64,18 +69,30 @@ pub async fn run_plan(args: PlanArgs, workspace: Option<PathBuf>) -> anyhow::Res
 
 /// `tinycoder run REQUEST`: routes, plans, runs the steps and shows the combined patch.
 pub async fn run_run(args: RunArgs, workspace: Option<PathBuf>) -> anyhow::Result<ExitCode> {
+    let given = match &args.plan {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| anyhow::anyhow!("cannot read the plan {}: {e}", path.display()))?;
+            let plan = crate::llm::parse_reply::<PlanReply>(&text)
+                .map_err(|e| anyhow::anyhow!("{} is not a plan (a JSON object with `steps`): {e}", path.display()))?;
+            Some(plan)
+        }
+        None => None,
+    };
     let ctx = CliContext::load(workspace)?;
     let env = agent_env(&ctx, ModelCheck::Now).await?;
     let known = known_files(&env);
     let rt = &env.config.runtime;
-    if let Route::Planned { .. } = route(&args.request, &known, rt.plan_min_files as usize, &rt.plan_keywords) {
+    let planned =
+        matches!(route(&args.request, &known, rt.plan_min_files as usize, &rt.plan_keywords), Route::Planned { .. });
+    if given.is_none() && planned {
         env.model.check_ready(ModelRole::Planner).await?;
     }
     let task_id = uuid::Uuid::new_v4().to_string();
     let printer = follow_all(&env.bus, &task_id);
     let options = TaskOptions { best_attempt: args.apply.best_attempt, origin: "cli".into(), session_id: None };
     let cancel = ctrl_c_token();
-    let outcome = run_request(&env, &task_id, &args.request, options, cancel.clone()).await?;
+    let outcome = run_request(&env, &task_id, &args.request, given, options, cancel.clone()).await?;
     let _ = tokio::time::timeout(std::time::Duration::from_millis(500), printer).await;
     let PlanOutcome { report, steps, route, .. } = outcome;
     if !args.apply.json {

@@ -80,7 +80,7 @@ async fn run_planned(
         })
     };
     let options = TaskOptions { best_attempt: false, origin: "lsp".into(), session_id: None };
-    let outcome = plan::run_request(&env, &task_id, &request, options, cancel).await;
+    let outcome = plan::run_request(&env, &task_id, &request, None, options, cancel).await;
     reporter.abort();
     drop(progress);
     match outcome {

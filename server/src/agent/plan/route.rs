@@ -12,13 +12,15 @@ pub enum Route {
     Direct { file: String, reason: String },
     /// The planner splits the request into steps.
     Planned { reason: String },
+    /// The user gave the plan (`tinycoder run --plan FILE`): no planner call.
+    Given { reason: String },
 }
 
 impl Route {
     /// Why, in words.
     pub fn reason(&self) -> &str {
         match self {
-            Self::Direct { reason, .. } | Self::Planned { reason } => reason,
+            Self::Direct { reason, .. } | Self::Planned { reason } | Self::Given { reason } => reason,
         }
     }
 }

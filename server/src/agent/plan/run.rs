@@ -65,10 +65,12 @@ struct Shared {
 }
 
 /// Runs `request` as task `task_id`: directly on one file when the router says so, else planned.
+/// With `given`, that plan runs instead of the planner's (validated the same way).
 pub async fn run_request(
     env: &AgentEnv,
     task_id: &str,
     request: &str,
+    given: Option<PlanReply>,
     options: TaskOptions,
     cancel: CancellationToken,
 ) -> Result<PlanOutcome, AgentError> {
@@ -85,7 +87,10 @@ pub async fn run_request(
     let log = TaskLog::new(task_id, Some(received.event_id));
     let known = known_files(env);
     let rt = &env.config.runtime;
-    let route = route(request, &known, rt.plan_min_files as usize, &rt.plan_keywords);
+    let route = match &given {
+        Some(_) => Route::Given { reason: "the plan was given".into() },
+        None => route(request, &known, rt.plan_min_files as usize, &rt.plan_keywords),
+    };
     let mut run = Run { env, options, started, log, shared: Default::default(), route: route.clone() };
     let (graph, replans) = match &route {
         Route::Direct { file, .. } => {
@@ -102,6 +107,14 @@ pub async fn run_request(
             match validate(PlanReply { steps: vec![step] }, &exists, &known, &[], 1) {
                 Ok(g) => (g, 0),
                 Err(e) => return run.fail(None, vec![], format!("{e}")).await,
+            }
+        }
+        Route::Given { .. } => {
+            let exists = |f: &str| env.sources.read(f).is_some() || env.paths.root.join(f).is_file();
+            let plan = given.unwrap_or(PlanReply { steps: vec![] });
+            match validate(plan, &exists, &known, &[], rt.max_steps as usize) {
+                Ok(g) => (g, 0),
+                Err(e) => return run.fail(None, vec![], format!("the given plan cannot be used: {e}")).await,
             }
         }
         Route::Planned { .. } => {
@@ -351,8 +364,11 @@ impl Run<'_> {
         };
         let mut sub_env = env.clone();
         sub_env.sources = Arc::new(LayeredSources::new(env.sources.clone(), view));
-        let options =
-            TaskOptions { best_attempt: false, origin: "plan".into(), session_id: self.options.session_id.clone() };
+        let options = TaskOptions {
+            best_attempt: false,
+            origin: crate::agent::PLAN_STEP_ORIGIN.into(),
+            session_id: self.options.session_id.clone(),
+        };
         let request = AgentRequest::Edit { target: Location::file(step.file.clone()), instruction };
         let report = match Runtime::new(sub_env).run(&sub_id, request, options, cancel.child_token()).await {
             Ok(r) => r,

@@ -30,7 +30,7 @@ fn plan_json(steps: &str) -> Script {
 
 async fn run(ws: &Workspace, request: &str) -> (String, PlanOutcome) {
     let id = uuid::Uuid::new_v4().to_string();
-    let out = run_request(&ws.env, &id, request, TaskOptions::default(), CancellationToken::new())
+    let out = run_request(&ws.env, &id, request, None, TaskOptions::default(), CancellationToken::new())
         .await
         .expect("the planned task runs");
     (id, out)
@@ -128,4 +128,71 @@ async fn a_request_about_one_named_file_never_calls_the_planner() {
     assert!(matches!(out.route, Route::Direct { ref file, .. } if file == "calc.py"), "{:?}", out.route);
     assert!(ws.model.requests(ModelRole::Planner).is_empty());
     assert_eq!(out.report.status, ReportStatus::Patched, "{:?}", out.report.failure_reason);
+}
+
+#[tokio::test]
+async fn a_step_left_unfinished_by_a_kill_is_not_resumed_on_its_own() {
+    // A step's input (the earlier steps' changes) lived in memory only: resuming it
+    // alone would edit the user's files without them. It ends as failed, with why.
+    let step = r#"{"id": "1", "kind": "coder", "action_type": "edit", "file": "calc.py", "description": "make add return the sum", "depends_on": []}"#;
+    let ws = project(0, vec![plan_json(step), Script::Hang]);
+    let id = uuid::Uuid::new_v4().to_string();
+    let cancel = CancellationToken::new();
+    let mut rx = ws.env.bus.subscribe();
+    let run = run_request(&ws.env, &id, "fix add everywhere", None, TaskOptions::default(), cancel.clone());
+    let watch = async {
+        // "Kill" once the step's coder call is under way.
+        while let Ok(e) = rx.recv().await {
+            if e.event_type == EventType::CoderCalled {
+                break;
+            }
+        }
+    };
+    tokio::select! {
+        _ = run => panic!("the hanging step should not finish"),
+        _ = watch => {}
+    }
+    let unfinished = ws.env.bus.unfinished_tasks().await.expect("unfinished tasks");
+    let step_task = unfinished.iter().find(|u| u.task.task_id != id).expect("the step's task is unfinished");
+    let err = crate::agent::Runtime::new(ws.env.clone())
+        .resume(step_task, CancellationToken::new())
+        .await
+        .expect_err("a plan step does not resume");
+    assert!(err.to_string().contains("run the request again"), "{err}");
+    assert_eq!(disk(&ws, "calc.py").as_deref(), Some(CALC));
+}
+
+#[tokio::test]
+async fn a_given_plan_runs_without_the_planner_and_is_validated_the_same_way() {
+    let ws = project(1, vec![reply(CALC_FIXED)]);
+    let bad = crate::contracts::PlanReply {
+        steps: vec![crate::contracts::PlanStep {
+            id: "1".into(),
+            kind: crate::contracts::StepKind::Coder,
+            action_type: crate::contracts::ActionType::Edit,
+            file: "calcs.py".into(),
+            description: "make add return the sum".into(),
+            depends_on: vec![],
+            requires_confirmation: false,
+        }],
+    };
+    let id = uuid::Uuid::new_v4().to_string();
+    let out = run_request(&ws.env, &id, "fix add", Some(bad.clone()), TaskOptions::default(), CancellationToken::new())
+        .await
+        .expect("runs");
+    let reason = out.report.failure_reason.unwrap_or_default();
+    assert!(
+        reason.starts_with("the given plan cannot be used: ") && reason.contains("did you mean `calc.py`"),
+        "{reason}"
+    );
+
+    let mut good = bad;
+    good.steps[0].file = "calc.py".into();
+    let id = uuid::Uuid::new_v4().to_string();
+    let out = run_request(&ws.env, &id, "fix add", Some(good), TaskOptions::default(), CancellationToken::new())
+        .await
+        .expect("runs");
+    assert!(matches!(out.route, Route::Given { .. }));
+    assert_eq!(out.report.status, ReportStatus::Patched, "{:?}", out.report.failure_reason);
+    assert!(ws.model.requests(ModelRole::Planner).is_empty(), "no planner call for a given plan");
 }
