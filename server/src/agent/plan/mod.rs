@@ -17,6 +17,7 @@ mod log;
 mod planner;
 mod route;
 mod run;
+mod run_end;
 mod schedule;
 
 pub use graph::{suggest, validate, PlanError, TaskGraph};

@@ -52,16 +52,16 @@ pub struct PlanOutcome {
 
 /// What the steps share while they run.
 #[derive(Default)]
-struct Shared {
+pub(super) struct Shared {
     /// Path → text after the finished steps.
-    changed: BTreeMap<String, String>,
+    pub(super) changed: BTreeMap<String, String>,
     /// Step index → what a query step found.
-    notes: BTreeMap<usize, String>,
-    results: BTreeMap<usize, StepResult>,
-    model_calls: usize,
-    prompt_tokens: Vec<usize>,
-    attempts: usize,
-    well_formed: usize,
+    pub(super) notes: BTreeMap<usize, String>,
+    pub(super) results: BTreeMap<usize, StepResult>,
+    pub(super) model_calls: usize,
+    pub(super) prompt_tokens: Vec<usize>,
+    pub(super) attempts: usize,
+    pub(super) well_formed: usize,
 }
 
 /// Runs `request` as task `task_id`: directly on one file when the router says so, else planned.
@@ -162,17 +162,17 @@ pub async fn run_request(
 }
 
 /// One request in flight.
-struct Run<'a> {
-    env: &'a AgentEnv,
-    options: TaskOptions,
-    started: Instant,
-    log: TaskLog,
-    shared: Mutex<Shared>,
-    route: Route,
+pub(super) struct Run<'a> {
+    pub(super) env: &'a AgentEnv,
+    pub(super) options: TaskOptions,
+    pub(super) started: Instant,
+    pub(super) log: TaskLog,
+    pub(super) shared: Mutex<Shared>,
+    pub(super) route: Route,
 }
 
 impl Run<'_> {
-    fn shared(&self) -> std::sync::MutexGuard<'_, Shared> {
+    pub(super) fn shared(&self) -> std::sync::MutexGuard<'_, Shared> {
         self.shared.lock().unwrap_or_else(|p| p.into_inner())
     }
 
@@ -415,95 +415,5 @@ impl Run<'_> {
             })
             .collect();
         Patch { changes }
-    }
-
-    fn step_results(&self, graph: &TaskGraph, states: &[StepState]) -> Vec<StepResult> {
-        let s = self.shared();
-        graph
-            .steps
-            .iter()
-            .enumerate()
-            .map(|(i, step)| {
-                s.results.get(&i).cloned().unwrap_or_else(|| StepResult {
-                    id: step.id.clone(),
-                    file: step.file.clone(),
-                    action: step.action_type,
-                    state: states[i],
-                    summary: match states[i] {
-                        StepState::Skipped => "a step it depends on failed".into(),
-                        _ => "not run".into(),
-                    },
-                    task_id: None,
-                    attempts: 0,
-                    model_calls: 0,
-                    duration_ms: 0,
-                })
-            })
-            .collect()
-    }
-
-    fn report(&self, status: ReportStatus, summary: String, patch: Option<Patch>, steps: &[StepResult]) -> TaskReport {
-        let s = self.shared();
-        TaskReport {
-            task_id: self.log.task_id.clone(),
-            status,
-            summary,
-            attempts: s.attempts,
-            well_formed_edits: s.well_formed,
-            model_calls: s.model_calls,
-            prompt_tokens_max: s.prompt_tokens.iter().copied().max().unwrap_or(0),
-            prompt_tokens_total: s.prompt_tokens.iter().sum(),
-            prompt_tokens: s.prompt_tokens.clone(),
-            files_changed: patch.as_ref().map(|p| p.files()).unwrap_or_default(),
-            diff: patch.as_ref().map(|p| p.diff()).unwrap_or_default(),
-            patch,
-            tests_before: None,
-            tests_after: None,
-            critic: None,
-            failure_reason: None,
-            attempt_log: steps.iter().map(|r| format!("step {} ({}): {}", r.id, r.file, r.summary)).collect(),
-            duration_ms: self.started.elapsed().as_millis() as u64,
-        }
-    }
-
-    async fn complete(
-        mut self,
-        graph: Option<TaskGraph>,
-        steps: Vec<StepResult>,
-        status: ReportStatus,
-        summary: String,
-        patch: Option<Patch>,
-        baseline: Option<crate::agent::TestSummary>,
-    ) -> Result<PlanOutcome, AgentError> {
-        let mut report = self.report(status, summary, patch, &steps);
-        report.tests_before = baseline;
-        let result = json!({"status": report.status, "summary": report.summary, "files_changed": report.files_changed, "diff": report.diff, "steps": steps.len()});
-        self.log.record(self.env, vec![NewEvent::new(EventType::TaskCompleted, result)]).await?;
-        Ok(PlanOutcome { report, route: self.route, graph, steps, replans: 0 })
-    }
-
-    async fn fail(
-        mut self,
-        graph: Option<TaskGraph>,
-        steps: Vec<StepResult>,
-        reason: String,
-    ) -> Result<PlanOutcome, AgentError> {
-        self.log.record(self.env, vec![NewEvent::new(EventType::TaskFailed, json!({"reason": reason}))]).await?;
-        let mut report = self.report(ReportStatus::Failed, reason.clone(), None, &steps);
-        report.failure_reason = Some(reason);
-        Ok(PlanOutcome { report, route: self.route, graph, steps, replans: 0 })
-    }
-
-    async fn cancelled(mut self, graph: Option<TaskGraph>, steps: Vec<StepResult>) -> Result<PlanOutcome, AgentError> {
-        let reason = "cancelled by the user".to_string();
-        self.log
-            .record(
-                self.env,
-                vec![NewEvent::new(EventType::StatusChanged, json!({"status": "cancelled", "reason": reason}))],
-            )
-            .await?;
-        let mut report = self.report(ReportStatus::Cancelled, reason.clone(), None, &steps);
-        report.failure_reason = Some(reason);
-        Ok(PlanOutcome { report, route: self.route, graph, steps, replans: 0 })
     }
 }
