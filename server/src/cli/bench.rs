@@ -77,6 +77,9 @@ struct TaskResult {
     seconds: f64,
     failure: Option<String>,
     attempt_log: Vec<String>,
+    /// Steps of the plan (a multi-file task runs as a planned request).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    steps: Option<usize>,
 }
 
 fn task_dirs(dirs: &[PathBuf]) -> Vec<PathBuf> {
@@ -176,24 +179,29 @@ pub async fn run(args: Args, workspace: Option<PathBuf>) -> anyhow::Result<ExitC
             paths,
             sources: Arc::new(DiskSources::new(&root)),
         };
-        // One-file fixes start from the failing test; a multi-file task's request is shown for reference.
-        if let Some(r) = &spec.request {
-            eprintln!("   request: {r}");
-        }
-        let request = AgentRequest::Fix { target: None, message: None, from_tests: false };
+        // One-file fixes start from the failing test; a multi-file task with a request runs it
+        // as a planned request (router, planner, steps), as `tinycoder run` does.
         let started = Instant::now();
-        let runtime = Runtime::new(env);
         let task_id = uuid::Uuid::new_v4().to_string();
-        let report = runtime
-            .run(
-                &task_id,
-                request,
-                TaskOptions { origin: "bench".into(), ..Default::default() },
-                CancellationToken::new(),
-            )
-            .await?;
+        let options = TaskOptions { origin: "bench".into(), ..Default::default() };
+        let (report, steps, runtime) = match (&spec.request, spec.kind.as_str()) {
+            (Some(r), "multi") => {
+                eprintln!("   request: {r}");
+                let out =
+                    crate::agent::plan::run_request(&env, &task_id, r, None, options, CancellationToken::new()).await?;
+                eprintln!("   plan: {} ({} step(s))", out.route.reason(), out.steps.len());
+                (out.report, Some(out.steps.len()), Runtime::new(env))
+            }
+            _ => {
+                let request = AgentRequest::Fix { target: None, message: None, from_tests: false };
+                let runtime = Runtime::new(env);
+                let report = runtime.run(&task_id, request, options, CancellationToken::new()).await?;
+                (report, None, runtime)
+            }
+        };
         let fixed = report.status == ReportStatus::Patched && verify_on_tree(&runtime, &report).await;
-        let result = summarize(&id, &spec.language, &report, fixed, started.elapsed().as_secs_f64());
+        let mut result = summarize(&id, &spec.language, &report, fixed, started.elapsed().as_secs_f64());
+        result.steps = steps;
         eprintln!(
             "   {} in {} attempt(s), {} call(s), prompt max {} tokens, {:.0} s{}",
             if result.fixed { "FIXED" } else { "not fixed" },
@@ -236,6 +244,7 @@ fn summarize(id: &str, language: &str, report: &TaskReport, fixed: bool, seconds
         seconds,
         failure: report.failure_reason.clone(),
         attempt_log: report.attempt_log.clone(),
+        steps: None,
     }
 }
 
@@ -250,6 +259,15 @@ fn print_table(results: &[TaskResult], model: &str, format: &str) {
     let max_tokens = tokens.iter().max().copied().unwrap_or(0);
     let mean_tokens = tokens.iter().sum::<usize>() as f64 / tokens.len().max(1) as f64;
     let secs: f64 = results.iter().map(|r| r.seconds).sum();
+    let planned: Vec<usize> = results.iter().filter_map(|r| r.steps).collect();
+    if !planned.is_empty() {
+        println!(
+            "planned (multi-file) tasks: {}, fixed {}, steps per task {:.2}",
+            planned.len(),
+            results.iter().filter(|r| r.steps.is_some() && r.fixed).count(),
+            planned.iter().sum::<usize>() as f64 / planned.len() as f64
+        );
+    }
     println!("| model | edit format | tasks | fixed | first attempt | after retries | well-formed edits | model calls / task | prompt tokens / call (max, mean) | s / task |");
     println!("|---|---|---|---|---|---|---|---|---|---|");
     println!(
