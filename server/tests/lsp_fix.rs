@@ -9,19 +9,11 @@ mod common;
 mod lsp_client;
 
 use lsp_client::{apply_text_edits, file_uri, LspClient};
-use serde_json::{json, Value};
+use serde_json::json;
 use std::time::{Duration, Instant};
 
 /// How long the whole fix may take on a busy 2-core machine (a hang guard, not a timing assertion).
 const FIX_DEADLINE: Duration = Duration::from_secs(900);
-
-fn next_message(client: &mut LspClient, deadline: Instant, what: &str) -> Value {
-    let left = deadline.saturating_duration_since(Instant::now());
-    client.recv(left.min(Duration::from_secs(5))).unwrap_or_else(|| {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}; inbox: {:#?}", client.inbox);
-        Value::Null
-    })
-}
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_quick_fix_on_a_test_diagnostic_applies_a_tested_patch() {
@@ -53,7 +45,7 @@ fn run(url: &str) {
         if let Some(m) = found {
             break m["params"]["diagnostics"][0].clone();
         }
-        let m = next_message(&mut client, deadline, "the test diagnostics");
+        let m = client.next_before(deadline, "the test diagnostics");
         client.inbox.push_back(m);
     };
     assert_eq!(diagnostic["source"], "tinycoder");
@@ -77,7 +69,7 @@ fn run(url: &str) {
     // The patch arrives as workspace/applyEdit (auto-answered `applied: true`, as a user accepting it).
     let deadline = Instant::now() + FIX_DEADLINE;
     let edit = loop {
-        let m = next_message(&mut client, deadline, "workspace/applyEdit");
+        let m = client.next_before(deadline, "workspace/applyEdit");
         if m["method"] == "window/showMessage" && m["params"]["type"].as_u64() <= Some(2) {
             panic!("the fix failed: {m:#}");
         }
@@ -113,7 +105,7 @@ fn run(url: &str) {
     // The server runs the tests again and clears the diagnostic.
     let deadline = Instant::now() + Duration::from_secs(300);
     loop {
-        let m = next_message(&mut client, deadline, "the cleared diagnostics");
+        let m = client.next_before(deadline, "the cleared diagnostics");
         if m["method"] == "textDocument/publishDiagnostics"
             && m["params"]["uri"] == test_uri
             && m["params"]["diagnostics"] == json!([])
@@ -132,7 +124,7 @@ fn run(url: &str) {
     let back = loop {
         let m = match client.inbox.pop_front() {
             Some(m) => m,
-            None => next_message(&mut client, deadline, "the undo's workspace/applyEdit"),
+            None => client.next_before(deadline, "the undo's workspace/applyEdit"),
         };
         if m["method"] == "workspace/applyEdit" {
             break m["params"]["edit"].clone();

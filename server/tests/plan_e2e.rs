@@ -152,14 +152,6 @@ async fn plan_prints_a_validated_graph_and_run_reaches_a_terminal_state_through_
     assert!(step_events.iter().any(|(t, _)| t == "coder_called"), "{step_events:?}");
 }
 
-fn next_message(client: &mut LspClient, deadline: Instant, what: &str) -> Value {
-    let left = deadline.saturating_duration_since(Instant::now());
-    client.recv(left.min(Duration::from_secs(5))).unwrap_or_else(|| {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}; inbox: {:#?}", client.inbox);
-        Value::Null
-    })
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn tinycoder_run_in_the_editor_ends_in_a_tested_edit_or_a_clear_message() {
     let url = common::openai_url();
@@ -187,7 +179,7 @@ fn lsp_run(url: &str) {
     let deadline = Instant::now() + DEADLINE;
     let mut progress = Vec::new();
     let outcome = loop {
-        let m = next_message(&mut client, deadline, "the run's outcome");
+        let m = client.next_before(deadline, "the run's outcome");
         if m["method"] == "$/progress" {
             if let Some(text) = m["params"]["value"]["message"].as_str() {
                 progress.push(text.to_string());

@@ -130,6 +130,15 @@ impl LspClient {
         self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
         id
     }
+    /// The next message within 5 s (`Null` when none came), failing the test once
+    /// `deadline` passes without the thing it waits for (`what`).
+    pub fn next_before(&mut self, deadline: Instant, what: &str) -> Value {
+        let left = deadline.saturating_duration_since(Instant::now());
+        self.recv(left.min(Duration::from_secs(5))).unwrap_or_else(|| {
+            assert!(Instant::now() < deadline, "timed out waiting for {what}; inbox: {:#?}", self.inbox);
+            Value::Null
+        })
+    }
 
     /// Receives the next message, answering server requests the way an editor would.
     pub fn recv(&mut self, timeout: Duration) -> Option<Value> {

@@ -38,6 +38,11 @@ pub enum PlannerError {
     Agent(#[from] AgentError),
 }
 
+/// Whether workspace-relative `file` exists, as the user sees it (an unsaved buffer counts).
+pub fn file_exists(env: &AgentEnv, file: &str) -> bool {
+    env.sources.read(file).is_some() || env.paths.root.join(file).is_file()
+}
+
 /// Every workspace file the index knows, sorted (for validation and "did you mean").
 pub fn known_files(env: &AgentEnv) -> Vec<String> {
     env.index.with_files(|t| t.files.keys().cloned().collect())
@@ -73,7 +78,7 @@ pub async fn make_plan(
     let counter = TokenCounter::with_model(&env.config.budget, env.model.clone(), ModelRole::Planner);
     let max_replans = env.config.runtime.max_replans;
     let max_steps = env.config.runtime.max_steps as usize;
-    let exists = |f: &str| env.sources.read(f).is_some() || env.paths.root.join(f).is_file();
+    let exists = |f: &str| file_exists(env, f);
     let named = super::route::named_files(request, &known);
     let mut problems = Vec::new();
     let mut prompt_tokens = Vec::new();

@@ -5,7 +5,7 @@
 use super::graph::{validate, TaskGraph};
 use super::layered::LayeredSources;
 use super::log::TaskLog;
-use super::planner::{known_files, make_plan, PlannerError};
+use super::planner::{file_exists, known_files, make_plan, PlannerError};
 use super::route::{route, Route};
 use super::schedule::{run_graph, StepState};
 use crate::agent::state::judge;
@@ -110,7 +110,7 @@ pub async fn run_request(
             }
         }
         Route::Given { .. } => {
-            let exists = |f: &str| env.sources.read(f).is_some() || env.paths.root.join(f).is_file();
+            let exists = |f: &str| file_exists(env, f);
             let plan = given.unwrap_or(PlanReply { steps: vec![] });
             match validate(plan, &exists, &known, &[], rt.max_steps as usize) {
                 Ok(g) => (g, 0),
