@@ -114,3 +114,45 @@ fn a_test_turn_streams_its_failures_and_the_session_loads_back() {
     assert_eq!(end["stopReason"], json!("end_turn"));
     assert!(again.close().success());
 }
+
+#[test]
+fn a_client_that_leaves_mid_turn_ends_the_agent_cleanly() {
+    let home = tempfile::tempdir().expect("home");
+    let ws = home.path().join("ws");
+    common::copy_fixture("agent-python", &ws);
+    let before = common::snapshot(&ws);
+    // No model answers: the turn runs the tests, then reads the sources through the client,
+    // by then gone, and fails at the model call.
+    let env = [("TINYCODER_BACKEND__URL".to_string(), common::closed_port_url())];
+    let mut c = AcpClient::spawn_in(home.path(), &env);
+    c.initialize();
+    let session = c.request("session/new", json!({"cwd": ws, "mcpServers": []}), T).expect("session/new");
+    let id = session["sessionId"].as_str().expect("a session id").to_string();
+    let prompt = json!({"sessionId": id, "prompt": [{"type": "text", "text": "fix the failing test"}]});
+    c.send_request("session/prompt", prompt);
+    // Leave as soon as the tests start, without waiting for the turn's answer.
+    let deadline = std::time::Instant::now() + T;
+    while !c.updates.iter().any(|u| u["update"]["sessionUpdate"] == "tool_call") {
+        assert!(std::time::Instant::now() < deadline, "the test run never started: {:#?}", c.updates);
+        c.recv(Duration::from_millis(100));
+    }
+    let status = c.close();
+    assert!(status.success(), "a client leaving mid-turn is the normal end of a session, not an error: {status}");
+    assert_eq!(common::snapshot(&ws), before, "the workspace is untouched");
+}
+
+#[test]
+fn a_client_that_leaves_right_after_opening_a_session_ends_the_agent_cleanly() {
+    // The agent offers its slash commands just after answering `session/new`; a client that
+    // closes at once races that notification. Several rounds, since the race is timing-bound.
+    let home = tempfile::tempdir().expect("home");
+    let ws = home.path().join("ws");
+    common::copy_fixture("agent-python", &ws);
+    for round in 0..8 {
+        let mut c = AcpClient::spawn_in(home.path(), &[]);
+        c.initialize();
+        c.request("session/new", json!({"cwd": ws, "mcpServers": []}), T).expect("session/new");
+        let status = c.close();
+        assert!(status.success(), "round {round}: the agent failed when its client closed: {status}");
+    }
+}

@@ -36,32 +36,6 @@ fn tinycoder(project: &Path, home: &Path, url: &str, args: &[&str]) -> std::proc
         .expect("run tinycoder")
 }
 
-/// Every file of the project with its text (to prove nothing was written).
-fn snapshot(root: &Path) -> Vec<(String, String)> {
-    let mut out = Vec::new();
-    for e in walk(root) {
-        let rel = e.strip_prefix(root).unwrap().to_string_lossy().to_string();
-        if !rel.contains("__pycache__") && !rel.contains(".pytest_cache") {
-            out.push((rel, std::fs::read_to_string(&e).unwrap_or_default()));
-        }
-    }
-    out.sort();
-    out
-}
-
-fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).unwrap().flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            out.extend(walk(&p));
-        } else {
-            out.push(p);
-        }
-    }
-    out
-}
-
 fn event_types(project: &Path, home: &Path, url: &str, task: &str) -> Vec<(String, Value)> {
     let ev = tinycoder(project, home, url, &["events", task, "--json"]);
     String::from_utf8_lossy(&ev.stdout)
@@ -89,7 +63,7 @@ async fn plan_prints_a_validated_graph_and_run_reaches_a_terminal_state_through_
     let project = home.path().join("shop");
     common::copy_fixture("plan-python", &project);
     assert!(common::pytest_passes(&project), "the fixture starts green");
-    let before = snapshot(&project);
+    let before = common::snapshot(&project);
 
     // `plan`: a graph with a step for each file the request names; nothing is written.
     let out = tokio::task::block_in_place(|| tinycoder(&project, home.path(), &url, &["plan", REQUEST, "--json"]));
@@ -100,7 +74,7 @@ async fn plan_prints_a_validated_graph_and_run_reaches_a_terminal_state_through_
     assert!(files.contains(&"shop/tax.py") && files.contains(&"shop/cart.py"), "{plan:#}");
     assert_eq!(plan["route"]["route"], "planned", "{plan:#}");
     assert!(plan["model_calls"].as_u64().unwrap() >= 1);
-    assert_eq!(snapshot(&project), before, "`plan` writes nothing");
+    assert_eq!(common::snapshot(&project), before, "`plan` writes nothing");
 
     // `run --yes`: a terminal state; a written patch leaves the tests green, a failure writes nothing.
     let out =
@@ -119,7 +93,7 @@ async fn plan_prints_a_validated_graph_and_run_reaches_a_terminal_state_through_
         assert_eq!(out.status.code(), Some(0), "{stderr}");
         assert!(report["files_changed"].as_array().unwrap().len() >= 2, "{report:#}");
     } else {
-        assert_eq!(snapshot(&project), before, "nothing written when the task fails:\n{report:#}");
+        assert_eq!(common::snapshot(&project), before, "nothing written when the task fails:\n{report:#}");
         assert_eq!(out.status.code(), Some(1), "{stderr}");
         assert!(report["failure_reason"].as_str().is_some_and(|r| r.starts_with("step ")), "{report:#}");
     }

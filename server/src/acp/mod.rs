@@ -17,6 +17,7 @@ mod intent;
 mod server;
 mod session;
 mod sources;
+mod transport;
 mod turn;
 mod updates;
 mod writes;

@@ -6,6 +6,7 @@
 
 use super::session::{ClientFs, Registry, Session};
 use super::sources::ClientFiles;
+use super::transport;
 use super::turn::Turn;
 use super::updates::message;
 use super::AcpError;
@@ -19,16 +20,17 @@ use agent_client_protocol::v1::schema::{
     UnstructuredCommandInput,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
-use agent_client_protocol::{Agent, Client, Error, ErrorCode, Stdio};
+use agent_client_protocol::{Agent, Client, Error, ErrorCode};
 use std::path::PathBuf;
 use std::sync::Arc;
 
 /// Serves one client over stdin/stdout until it closes the connection.
 pub async fn serve() -> Result<(), AcpError> {
+    let (stdio, client_closed) = transport::stdio();
     let registry = Arc::new(Registry::default());
     let (on_init, on_new, on_load, on_prompt, on_cancel) =
         (registry.clone(), registry.clone(), registry.clone(), registry.clone(), registry);
-    Agent
+    let served = Agent
         .v1()
         .name("tinycoder")
         .on_receive_request(
@@ -79,9 +81,26 @@ pub async fn serve() -> Result<(), AcpError> {
             },
             agent_client_protocol::on_receive_notification!(),
         )
-        .connect_to(Stdio::new())
-        .await
-        .map_err(|e| AcpError::Protocol(e.message))
+        .connect_to(stdio)
+        .await;
+    match served {
+        Ok(()) => Ok(()),
+        // Once the client has gone, work still in flight (an update, a cancelled turn's last
+        // message) has nobody to reach; that is the normal end of a session, not a failure.
+        Err(e) if client_closed.is_set() => {
+            tracing::info!("the client closed the connection; unsent messages were dropped: {}", describe(&e));
+            Ok(())
+        }
+        Err(e) => Err(AcpError::Protocol(describe(&e))),
+    }
+}
+
+/// The SDK's error with its data (the message alone is often just "Internal error").
+fn describe(e: &Error) -> String {
+    match &e.data {
+        Some(data) => format!("{} ({data})", e.message),
+        None => e.message.clone(),
+    }
 }
 
 fn initialize_response() -> InitializeResponse {

@@ -187,6 +187,9 @@ pub fn main() -> ExitCode {
             Command::DebugTask(a) => events::run_debug_task(a, workspace).await,
         }
     });
+    // A blocking stdin read cannot be cancelled: bound the wait for blocking work so a
+    // server whose connection ended with its input still open exits instead of hanging.
+    runtime.shutdown_timeout(std::time::Duration::from_secs(2));
     match result {
         Ok(code) => code,
         Err(e) => {

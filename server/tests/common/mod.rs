@@ -161,3 +161,29 @@ pub fn pytest_passes(dir: &std::path::Path) -> bool {
         .map(|o| o.status.success())
         .unwrap_or(false)
 }
+
+/// Every file of the project with its text (to prove nothing was written).
+pub fn snapshot(root: &std::path::Path) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for e in walk(root) {
+        let rel = e.strip_prefix(root).unwrap().to_string_lossy().to_string();
+        if !rel.contains("__pycache__") && !rel.contains(".pytest_cache") {
+            out.push((rel, std::fs::read_to_string(&e).unwrap_or_default()));
+        }
+    }
+    out.sort();
+    out
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
