@@ -5,6 +5,7 @@
 mod common;
 
 use std::sync::Mutex;
+use tinycoder::contracts::{StrategyChoice, StrategyQuestion};
 use tinycoder::sandbox::{
     HumanPort, JsonPermissionStore, PermissionChoice, PermissionPolicy, PermissionRequest, PermissionStore,
     ShadowWorkspace, ShellOutcome, ShellTool,
@@ -22,6 +23,10 @@ impl HumanPort for ScriptedHuman {
     async fn ask_permission(&self, request: &PermissionRequest) -> PermissionChoice {
         self.asked.lock().unwrap().push(request.command.clone());
         self.answers.lock().unwrap().remove(0)
+    }
+
+    async fn choose_strategy(&self, _question: &StrategyQuestion) -> StrategyChoice {
+        StrategyChoice::Stop
     }
 }
 

@@ -95,6 +95,7 @@ impl Workspace {
             index: self.index.clone(),
             paths: self.paths.clone(),
             sources,
+            human: Arc::new(crate::sandbox::NonInteractiveHuman::from(&self.config)),
         }
     }
 

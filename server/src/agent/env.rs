@@ -5,7 +5,7 @@ use crate::config::{Config, PromptLibrary};
 use crate::index::WorkspaceIndex;
 use crate::llm::ModelClient;
 use crate::paths::WorkspacePaths;
-use crate::sandbox::BufferOverlay;
+use crate::sandbox::{BufferOverlay, HumanPort};
 use crate::store::EventBus;
 use std::path::Path;
 use std::sync::Arc;
@@ -62,4 +62,6 @@ pub struct AgentEnv {
     pub index: Arc<WorkspaceIndex>,
     pub paths: WorkspacePaths,
     pub sources: Arc<dyn SourceView>,
+    /// Who answers the agent's questions (strategy after repeated failure, permissions).
+    pub human: Arc<dyn HumanPort>,
 }

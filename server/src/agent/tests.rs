@@ -62,6 +62,7 @@ pub(super) fn workspace_with(
         index: Arc::new(index),
         paths,
         sources: Arc::new(DiskSources::new(&root)),
+        human: Arc::new(crate::sandbox::NonInteractiveHuman::from_config("deny")),
     };
     Workspace { _dir: dir, root, env, model }
 }

@@ -98,6 +98,7 @@ pub(super) async fn agent_env(ctx: &CliContext, check: ModelCheck) -> anyhow::Re
     let config = ctx.loaded.config.clone();
     let prompts = ctx.prompts()?;
     let model = crate::llm::client_from_config(&config)?;
+    let human: Arc<dyn crate::sandbox::HumanPort> = Arc::new(super::permissions::TerminalHuman::new(&config));
     let paths = ctx.paths();
     let store = crate::store::open_workspace(&ctx.workspace, &config)?;
     let mut index_cfg = config.clone();
@@ -119,6 +120,7 @@ pub(super) async fn agent_env(ctx: &CliContext, check: ModelCheck) -> anyhow::Re
         index,
         paths,
         sources: Arc::new(DiskSources::new(&ctx.workspace)),
+        human,
     })
 }
 

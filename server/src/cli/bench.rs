@@ -178,6 +178,7 @@ pub async fn run(args: Args, workspace: Option<PathBuf>) -> anyhow::Result<ExitC
             index,
             paths,
             sources: Arc::new(DiskSources::new(&root)),
+            human: Arc::new(crate::sandbox::NonInteractiveHuman::from(&config)),
         };
         // One-file fixes start from the failing test; a multi-file task with a request runs it
         // as a planned request (router, planner, steps), as `tinycoder run` does.

@@ -1,6 +1,7 @@
 //! `tinycoder permissions check COMMAND [--json] | list | reset`, and the
 //! terminal `HumanPort` used by interactive CLI flows.
 
+use crate::contracts::{StrategyChoice, StrategyKind, StrategyQuestion};
 use crate::sandbox::{
     HumanPort, NonInteractiveHuman, PermissionChoice, PermissionPolicy, PermissionRequest, PermissionStore,
     SqlitePermissionStore,
@@ -88,19 +89,28 @@ pub async fn run(args: Args, workspace: Option<PathBuf>) -> anyhow::Result<ExitC
     }
 }
 
-// Not yet called: interactive CLI flows (`fix`, `chat` with tools) use it when they land.
-#[allow(dead_code)]
 /// Asks on the terminal (question on stderr, answer on stdin); without a
 /// terminal it falls back to the non-interactive policy.
 pub struct TerminalHuman {
     fallback: NonInteractiveHuman,
 }
 
-#[allow(dead_code)]
 impl TerminalHuman {
-    /// `non_interactive` is config `permissions.non_interactive`.
-    pub fn new(non_interactive: &str) -> Self {
-        Self { fallback: NonInteractiveHuman::from_config(non_interactive) }
+    /// Falls back to the non-interactive answers of `config`.
+    pub fn new(config: &crate::config::Config) -> Self {
+        Self { fallback: NonInteractiveHuman::from(config) }
+    }
+}
+
+/// Reads one line from the terminal after printing `question` on stderr (`None`: no answer).
+fn ask_line(question: String) -> Option<String> {
+    let mut err = std::io::stderr();
+    let _ = write!(err, "{question}");
+    let _ = err.flush();
+    let mut line = String::new();
+    match std::io::stdin().lock().read_line(&mut line) {
+        Ok(n) if n > 0 => Some(line.trim().to_string()),
+        _ => None,
     }
 }
 
@@ -129,5 +139,30 @@ impl HumanPort for TerminalHuman {
         })
         .await
         .unwrap_or(PermissionChoice::Deny)
+    }
+
+    async fn choose_strategy(&self, question: &StrategyQuestion) -> StrategyChoice {
+        if !std::io::stdin().is_terminal() {
+            return self.fallback.choose_strategy(question).await;
+        }
+        let q = question.clone();
+        tokio::task::spawn_blocking(move || {
+            let mut menu = format!("{}\n", q.message());
+            if let Some(diff) = &q.best_diff {
+                menu.push_str(&format!("best attempt so far:\n{diff}\n"));
+            }
+            for (i, k) in StrategyKind::ALL.iter().enumerate() {
+                menu.push_str(&format!("  [{}] {}\n", i + 1, k.label()));
+            }
+            menu.push_str("> ");
+            let kind = ask_line(menu)
+                .and_then(|a| a.parse::<usize>().ok().and_then(|n| StrategyKind::ALL.get(n.wrapping_sub(1)).copied()))
+                .unwrap_or(StrategyKind::Stop);
+            let hint =
+                (kind == StrategyKind::Hint).then(|| ask_line("your hint or example (one line) > ".into())).flatten();
+            kind.choice(hint).unwrap_or(StrategyChoice::Stop)
+        })
+        .await
+        .unwrap_or(StrategyChoice::Stop)
     }
 }

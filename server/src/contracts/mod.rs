@@ -6,9 +6,11 @@
 
 mod directive;
 mod plan;
+mod strategy;
 
 pub use directive::{CoderMode, CoderRequest, DirectiveType, ExecutionDirective, ToolCall, ToolResult, UserTask};
 pub use plan::{ActionType, PlanReply, PlanStep, StepKind};
+pub use strategy::{StrategyChoice, StrategyKind, StrategyQuestion};
 
 use serde::{Deserialize, Serialize};
 use std::time::{SystemTime, UNIX_EPOCH};

@@ -254,6 +254,7 @@ impl Launcher {
             index,
             paths: self.paths.clone(),
             sources,
+            human: Arc::new(crate::sandbox::NonInteractiveHuman::from(&self.config)),
         })
     }
 

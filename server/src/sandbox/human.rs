@@ -1,7 +1,9 @@
-//! The `HumanPort`: how a dangerous command reaches a person (LSP
-//! showMessageRequest, CLI prompt) or a non-interactive policy.
+//! The `HumanPort`: how a question reaches a person (LSP showMessageRequest,
+//! ACP session/request_permission, CLI prompt) or a non-interactive policy:
+//! a dangerous command's permission, and the strategy after repeated failure.
 
 use super::PermissionVerdict;
+use crate::contracts::{StrategyChoice, StrategyQuestion};
 use serde::Serialize;
 
 /// A question for the user about one command.
@@ -37,18 +39,36 @@ pub use crate::contracts::PermissionChoice;
 pub trait HumanPort: Send + Sync {
     /// Asks about `request`; never fails (a lost connection answers Deny).
     async fn ask_permission(&self, request: &PermissionRequest) -> PermissionChoice;
+
+    /// Asks what to do after repeated failed attempts; never fails (a dismissed or
+    /// lost question answers `Stop`).
+    async fn choose_strategy(&self, question: &StrategyQuestion) -> StrategyChoice;
 }
 
 /// Answers without a person, from config `permissions.non_interactive`.
 #[derive(Debug, Clone)]
 pub struct NonInteractiveHuman {
     allow: bool,
+    strategy: StrategyChoice,
 }
 
 impl NonInteractiveHuman {
-    /// From the config value ("allow" or "deny").
+    /// From the config value ("allow" or "deny"); the strategy after repeated failure is `Stop`.
     pub fn from_config(value: &str) -> Self {
-        Self { allow: value == "allow" }
+        Self { allow: value == "allow", strategy: StrategyChoice::Stop }
+    }
+
+    /// The answer to give after repeated failure (config `runtime.non_interactive_strategy`;
+    /// a hint needs a person, so it reads as `Stop`).
+    pub fn with_strategy(mut self, name: &str) -> Self {
+        self.strategy =
+            crate::contracts::StrategyKind::parse(name).and_then(|k| k.choice(None)).unwrap_or(StrategyChoice::Stop);
+        self
+    }
+
+    /// From the whole configuration (`permissions.non_interactive`, `runtime.non_interactive_strategy`).
+    pub fn from(config: &crate::config::Config) -> Self {
+        Self::from_config(&config.permissions.non_interactive).with_strategy(&config.runtime.non_interactive_strategy)
     }
 }
 
@@ -61,5 +81,10 @@ impl HumanPort for NonInteractiveHuman {
         } else {
             PermissionChoice::Deny
         }
+    }
+
+    async fn choose_strategy(&self, question: &StrategyQuestion) -> StrategyChoice {
+        tracing::info!(task = %question.task_id, choice = ?self.strategy, "non-interactive strategy decision");
+        self.strategy.clone()
     }
 }

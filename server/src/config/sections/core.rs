@@ -219,6 +219,14 @@ impl BudgetConfig {
 #[serde(deny_unknown_fields)]
 pub struct RuntimeConfig {
     pub max_retries: u32,
+    /// How many times one task may ask the user for a strategy after its attempts failed (0: never).
+    pub strategy_rounds: u32,
+    /// Coder attempts each strategy the user picks buys.
+    pub attempts_per_strategy: u32,
+    /// The strategy when nobody can be asked: `stop`, `more_context` or `other_approach`.
+    pub non_interactive_strategy: String,
+    /// How much larger the context gets with "more context" (a factor on the budgets).
+    pub more_context_factor: f32,
     pub max_replans: u32,
     /// A request naming fewer files than this (and at least one) skips the planner.
     pub plan_min_files: u32,
@@ -246,6 +254,19 @@ impl RuntimeConfig {
     pub(super) fn validate(&self) -> Result<(), Invalid> {
         if self.max_steps == 0 {
             return Err(Invalid::new("runtime.max_steps", 0, "at least 1"));
+        }
+        if !["stop", "more_context", "other_approach"].contains(&self.non_interactive_strategy.as_str()) {
+            return Err(Invalid::new(
+                "runtime.non_interactive_strategy",
+                &self.non_interactive_strategy,
+                "\"stop\", \"more_context\" or \"other_approach\" (a hint needs a person)",
+            ));
+        }
+        if !(1.0..=4.0).contains(&self.more_context_factor) {
+            return Err(Invalid::new("runtime.more_context_factor", self.more_context_factor, "a number from 1 to 4"));
+        }
+        if self.attempts_per_strategy == 0 {
+            return Err(Invalid::new("runtime.attempts_per_strategy", 0, "at least 1"));
         }
         if self.parallel_edits == 0 {
             return Err(Invalid::new("runtime.parallel_edits", 0, "at least 1"));
