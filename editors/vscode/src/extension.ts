@@ -14,6 +14,17 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     synchronize: { configurationSection: 'tinycoder' },
   };
   client = new LanguageClient('tinycoder', 'tinycoder', serverOptions, clientOptions);
+  // The server asks for a line of text (a hint after failed attempts) through tinycoder/inputText.
+  client.registerFeature({
+    fillClientCapabilities(capabilities) {
+      capabilities.experimental = { ...(capabilities.experimental ?? {}), tinycoderInputText: true };
+    },
+    initialize() {},
+    getState() { return { kind: 'static' }; },
+    clear() {},
+  });
+  client.onRequest('tinycoder/inputText', async (p: { prompt: string }) =>
+    (await vscode.window.showInputBox({ prompt: p.prompt, ignoreFocusOut: true })) || null);
   await client.start();
 
   const output = vscode.window.createOutputChannel('tinycoder chat');

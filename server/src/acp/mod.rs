@@ -13,6 +13,7 @@
 //! A user's file changes only after `session/request_permission` allowed it,
 //! through the client's `fs/write_text_file` when it offers one.
 
+mod human;
 mod intent;
 mod server;
 mod session;

@@ -85,8 +85,8 @@ impl Workspace {
             .await;
     }
 
-    /// The agent's environment with `sources` as the user's view of the files.
-    pub fn env(&self, sources: Arc<dyn SourceView>) -> AgentEnv {
+    /// The agent's environment with `sources` as the user's view of the files and `human` to ask.
+    pub fn env(&self, sources: Arc<dyn SourceView>, human: Arc<dyn crate::sandbox::HumanPort>) -> AgentEnv {
         AgentEnv {
             config: self.config.clone(),
             prompts: self.prompts.clone(),
@@ -95,7 +95,7 @@ impl Workspace {
             index: self.index.clone(),
             paths: self.paths.clone(),
             sources,
-            human: Arc::new(crate::sandbox::NonInteractiveHuman::from(&self.config)),
+            human,
         }
     }
 

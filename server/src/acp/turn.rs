@@ -56,7 +56,7 @@ impl Turn {
         let (text, files) = self.read_prompt(&prompt, &sources);
         let intent = classify(&text, &files, &ws.config.acp);
         tracing::info!(session = %self.session.id, ?intent, "prompt turn");
-        let env = ws.env(sources.clone());
+        let env = ws.env(sources.clone(), Arc::new(super::human::AcpHuman::new(self.files.clone())));
         let reply = match &intent {
             Intent::Ask { question, file } => self.ask(&env, question, file.as_deref()).await,
             Intent::Test => self.test(&env).await,

@@ -5,6 +5,7 @@ use super::env::AgentEnv;
 use super::memory_step::MemoryContext;
 use super::request::AgentRequest;
 use super::state::{AttemptRecord, Target, TaskProgress, TestSummary};
+use super::strategy::StrategyEffects;
 use crate::config::{ModelRole, PromptError, PromptId, PromptLibrary, RuntimeConfig};
 use crate::context::{
     BuiltContext, ContextBuilder, ContextError, ContextExtras, ContextRequest, ContextSection, RequestKind,
@@ -220,7 +221,12 @@ pub async fn build_context(
     let target = p.target.as_ref().ok_or_else(|| ContextError::NoSuchFile { path: "(no target)".into() })?;
     let rt = &env.config.runtime;
     let system = env.prompts.render(PromptId::CODER_SYSTEM, &[])?;
-    let req_text = request_text(&env.prompts, request, target, format)?;
+    let mut req_text = request_text(&env.prompts, request, target, format)?;
+    let failed: Vec<String> = p.attempts.iter().map(super::router::describe).collect();
+    let chosen = StrategyEffects::of(&p.strategies).instruction(&env.prompts, &failed)?;
+    if !chosen.is_empty() {
+        req_text = format!("{req_text}\n\n{chosen}");
+    }
     let test_file = target.test_source.as_ref().map(|(t, _)| t.split(':').next().unwrap_or("").to_string());
     let extras = ContextExtras {
         system: Some(system),

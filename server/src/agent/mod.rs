@@ -6,7 +6,8 @@
 //! (`router.rs`, a pure function from the task's state to the next
 //! [`ExecutionDirective`](crate::contracts::ExecutionDirective)), then the steps
 //! (`steps.rs`). `target.rs` finds the file a fix edits; `coder.rs` builds the
-//! coder's prompt; `critic.rs` and `memory_step.rs` judge and remember.
+//! coder's prompt; `critic.rs` and `memory_step.rs` judge and remember;
+//! `strategy.rs` asks the user what to try when the attempts ran out.
 //!
 //! Architecture Invariant: this module never imports `lsp` or `cli`; both are
 //! adapters over it. Only the runtime loop changes a task's state; the router,
@@ -27,6 +28,7 @@ mod router;
 mod runtime;
 mod state;
 mod steps;
+mod strategy;
 pub mod target;
 
 pub use add_tests::{subject_at, Subject};
@@ -41,8 +43,11 @@ pub use router::{next_directive, RouterLimits};
 pub use runtime::{Runtime, PLAN_STEP_ORIGIN};
 pub use state::{AttemptRecord, AttemptResult, CriticOutcome, Target, TaskProgress, TestSummary};
 pub use steps::{baseline_run, run_tests};
+pub use strategy::StrategyEffects;
 
 #[cfg(test)]
 mod scripted_model;
+#[cfg(test)]
+mod strategy_tests;
 #[cfg(test)]
 mod tests;

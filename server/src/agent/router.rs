@@ -3,7 +3,7 @@
 
 use super::request::AgentRequest;
 use super::state::{AttemptResult, TaskProgress};
-use crate::contracts::{DirectiveType, ExecutionDirective};
+use crate::contracts::{DirectiveType, ExecutionDirective, StrategyChoice};
 use serde_json::json;
 
 /// The limits the router decides within (from `[runtime]` and `[critic]`).
@@ -15,6 +15,10 @@ pub struct RouterLimits {
     pub critic: bool,
     /// Hand back the best failing attempt when none passes.
     pub best_attempt: bool,
+    /// Times the user may be asked for a strategy when the attempts run out (0: never).
+    pub strategy_rounds: u32,
+    /// Attempts each strategy other than stopping buys.
+    pub attempts_per_strategy: u32,
 }
 
 fn directive(t: DirectiveType, payload: serde_json::Value, reason: impl Into<String>) -> ExecutionDirective {
@@ -67,9 +71,18 @@ pub fn next_directive(request: &AgentRequest, p: &TaskProgress, limits: &RouterL
         return directive(Complete, json!({"attempt": ok.number}), "the patch passed the checks");
     }
     let made = p.attempts.len();
-    let allowed = limits.max_retries as usize + 1;
+    let stopped = p.strategies.last() == Some(&StrategyChoice::Stop);
+    let bought = p.strategies.iter().filter(|c| **c != StrategyChoice::Stop).count();
+    let allowed = limits.max_retries as usize + 1 + bought * limits.attempts_per_strategy as usize;
     if made >= allowed {
         let last = p.attempts.last().map(describe).unwrap_or_default();
+        if stopped {
+            return directive(
+                Fail,
+                json!({"stopped_by_user": true}),
+                format!("stopped after {made} attempt(s), as you chose; last: {last}"),
+            );
+        }
         if limits.best_attempt {
             if let Some(best) = p.best_attempt() {
                 return directive(
@@ -78,6 +91,13 @@ pub fn next_directive(request: &AgentRequest, p: &TaskProgress, limits: &RouterL
                     format!("no attempt passed in {made}; handing back the best one as asked ({last})"),
                 );
             }
+        }
+        if p.strategies.len() < limits.strategy_rounds as usize {
+            return directive(
+                RequestPermission,
+                json!({"question": "strategy"}),
+                format!("{made} attempt(s) failed: ask the user what to try next (last: {last})"),
+            );
         }
         return directive(
             Fail,
@@ -111,7 +131,13 @@ mod tests {
     use crate::agent::state::{AttemptRecord, Target, TestSummary};
     use crate::edits::EditFormat;
 
-    const LIMITS: RouterLimits = RouterLimits { max_retries: 1, critic: true, best_attempt: false };
+    const LIMITS: RouterLimits = RouterLimits {
+        max_retries: 1,
+        critic: true,
+        best_attempt: false,
+        strategy_rounds: 0,
+        attempts_per_strategy: 1,
+    };
 
     fn fix() -> AgentRequest {
         AgentRequest::Fix { target: None, message: None, from_tests: false }
@@ -196,5 +222,32 @@ mod tests {
         assert_eq!((d.directive_type, d.payload["best_attempt"].as_bool()), (DirectiveType::Complete, Some(true)));
         p.stop_reason = Some("cancelled".into());
         assert_eq!(kind(&p, &RouterLimits { best_attempt: true, ..LIMITS }), DirectiveType::Fail);
+    }
+
+    #[test]
+    fn spent_attempts_ask_for_a_strategy_which_buys_attempts_or_stops() {
+        let limits = RouterLimits { strategy_rounds: 2, attempts_per_strategy: 1, ..LIMITS };
+        let failed = |n| attempt(n, AttemptResult::BadEdit { error: "no code".into() });
+        let mut p = TaskProgress { baseline: Some(failing()), target: Some(target()), ..Default::default() };
+        p.attempts.extend([failed(1), failed(2)]);
+        let d = next_directive(&fix(), &p, &limits);
+        assert_eq!(
+            (d.directive_type, d.payload["question"].as_str()),
+            (DirectiveType::RequestPermission, Some("strategy"))
+        );
+        p.strategies.push(StrategyChoice::Hint { text: "use round".into() });
+        assert_eq!(kind(&p, &limits), DirectiveType::Coder, "a hint buys one more attempt");
+        p.attempts.push(failed(3));
+        assert_eq!(kind(&p, &limits), DirectiveType::RequestPermission, "asked again, up to strategy_rounds");
+        p.strategies.push(StrategyChoice::Stop);
+        let d = next_directive(&fix(), &p, &limits);
+        assert_eq!(d.directive_type, DirectiveType::Fail);
+        assert!(d.reason.contains("as you chose"), "{}", d.reason);
+        // Rounds spent: no more questions, the usual end.
+        p.strategies = vec![StrategyChoice::MoreContext, StrategyChoice::OtherApproach];
+        p.attempts.push(failed(4));
+        let d = next_directive(&fix(), &p, &limits);
+        assert_eq!(d.directive_type, DirectiveType::Fail);
+        assert!(d.reason.contains("4 tries"), "{}", d.reason);
     }
 }

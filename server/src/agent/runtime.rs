@@ -199,6 +199,16 @@ impl Runtime {
             max_retries: self.env.config.runtime.max_retries,
             critic: self.env.config.runtime.critic,
             best_attempt: options.best_attempt,
+            // The steps of a planned request end and report as one; only a whole task asks.
+            // Nobody to ask and a policy that stops: the question would change nothing.
+            strategy_rounds: if options.origin == PLAN_STEP_ORIGIN
+                || self.env.human.fixed_strategy() == Some(crate::contracts::StrategyChoice::Stop)
+            {
+                0
+            } else {
+                self.env.config.runtime.strategy_rounds
+            },
+            attempts_per_strategy: self.env.config.runtime.attempts_per_strategy,
         }
     }
 
@@ -237,6 +247,9 @@ impl Runtime {
                 }
                 DirectiveType::StoreMemory => {
                     self.timed(steps::remember(&self.env, &mut task), &step_cancel, limit).await
+                }
+                DirectiveType::RequestPermission if d.payload["question"] == "strategy" => {
+                    self.timed(super::strategy::ask(&self.env, &mut task, &step_cancel), &step_cancel, limit).await
                 }
                 DirectiveType::Complete => return self.complete(&mut task, &d.payload, &d.reason, started).await,
                 DirectiveType::Fail => return self.fail(&mut task, &d.reason, started).await,
@@ -318,6 +331,11 @@ impl Runtime {
             started.elapsed().as_millis() as u64,
         );
         report.failure_reason = Some(reason.to_string());
+        if task.progress.strategies.last() == Some(&crate::contracts::StrategyChoice::Stop) {
+            // Stopped by the user: the best attempt is shown as a diff, never offered to apply.
+            let p = &task.progress;
+            report.diff = p.best_attempt().and_then(|a| p.patch_of(a)).map(|c| c.diff()).unwrap_or_default();
+        }
         Ok(report)
     }
 

@@ -210,6 +210,9 @@ pub struct TaskProgress {
     pub model_calls: usize,
     /// Prompt tokens of every model call, in order.
     pub prompt_tokens: Vec<usize>,
+    /// What the user chose each time the attempts ran out, in order.
+    #[serde(default)]
+    pub strategies: Vec<crate::contracts::StrategyChoice>,
 }
 
 impl TaskProgress {

@@ -7,6 +7,7 @@ use super::memory_step::{self, MemoryContext};
 use super::request::AgentRequest;
 use super::runtime::Task;
 use super::state::{AttemptRecord, AttemptResult, CriticOutcome, RelatedDefinition, Target, TestSummary};
+use super::strategy::StrategyEffects;
 use super::target::{called_names, frames_in, rank_candidates, Frame};
 use super::AgentError;
 use crate::config::ModelRole;
@@ -388,7 +389,9 @@ pub async fn attempt(env: &AgentEnv, task: &mut Task, cancel: &CancellationToken
     let format = coder::choose_format(&env.config.runtime, &target.path, &target.before, symbols_only);
     let counter = TokenCounter::with_model(&env.config.budget, env.model.clone(), ModelRole::Coder);
     let memory = MemoryContext::new(env);
-    let ctx = match coder::build_context(env, &task.request, &task.progress, format, &memory, &counter).await {
+    let effects = StrategyEffects::of(&task.progress.strategies);
+    let widened = AgentEnv { config: effects.widen(&env.config), ..env.clone() };
+    let ctx = match coder::build_context(&widened, &task.request, &task.progress, format, &memory, &counter).await {
         Ok(c) => c,
         Err(e) => {
             task.progress.stop_reason = Some(format!("the coder's context could not be built: {e}"));
@@ -403,6 +406,8 @@ pub async fn attempt(env: &AgentEnv, task: &mut Task, cancel: &CancellationToken
     )
     .await?;
     let retry = match task.progress.attempts.last() {
+        // "Another approach": a fresh try, the failed attempts named in the request instead.
+        Some(_) if effects.other_approach => None,
         Some(last) => Some(coder::feedback(
             &env.prompts,
             last,

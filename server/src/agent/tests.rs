@@ -12,11 +12,11 @@ use crate::store::{EventBus, Store, StoreSettings};
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
-const CALC: &str = "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n";
-const TESTS: &str = "from calc import add, mul\n\n\ndef test_add():\n    assert add(2, 3) == 5\n\n\ndef test_mul():\n    assert mul(2, 3) == 6\n";
-const GOOD: &str = "The bug is the minus sign.\n```python\ndef add(a, b):\n    return a + b\n```\n";
-const WRONG: &str = "```python\ndef add(a, b):\n    return a * b\n```\n";
-const CRITIC: &str = r#"{"correctness": 0.9, "usefulness": 0.8, "safety": 1.0, "memory_store": true, "weight": 0.9, "explanation": "Uses addition as the test expects."}"#;
+pub(super) const CALC: &str = "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n";
+pub(super) const TESTS: &str = "from calc import add, mul\n\n\ndef test_add():\n    assert add(2, 3) == 5\n\n\ndef test_mul():\n    assert mul(2, 3) == 6\n";
+pub(super) const GOOD: &str = "The bug is the minus sign.\n```python\ndef add(a, b):\n    return a + b\n```\n";
+pub(super) const WRONG: &str = "```python\ndef add(a, b):\n    return a * b\n```\n";
+pub(super) const CRITIC: &str = r#"{"correctness": 0.9, "usefulness": 0.8, "safety": 1.0, "memory_store": true, "weight": 0.9, "explanation": "Uses addition as the test expects."}"#;
 
 pub(super) struct Workspace {
     pub _dir: tempfile::TempDir,
@@ -71,7 +71,7 @@ fn workspace(script: Vec<Script>) -> Workspace {
     workspace_with(&[("calc.py", CALC), ("test_calc.py", TESTS)], config(), script, None)
 }
 
-fn fix() -> AgentRequest {
+pub(super) fn fix() -> AgentRequest {
     AgentRequest::Fix { target: None, message: None, from_tests: false }
 }
 

@@ -270,6 +270,10 @@ pub(super) async fn finish(
         }
         println!("{}", serde_json::to_string_pretty(&v)?);
     } else {
+        if report.status == ReportStatus::Failed && !report.diff.is_empty() {
+            eprintln!("the best attempt (not applied; its tests fail):");
+            println!("{}", report.diff.trim_end());
+        }
         match report.status {
             ReportStatus::Failed => eprintln!("failed: {}", report.summary),
             _ => eprintln!("{}", report.summary),

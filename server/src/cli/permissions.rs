@@ -141,6 +141,14 @@ impl HumanPort for TerminalHuman {
         .unwrap_or(PermissionChoice::Deny)
     }
 
+    fn fixed_strategy(&self) -> Option<StrategyChoice> {
+        if std::io::stdin().is_terminal() {
+            None
+        } else {
+            self.fallback.fixed_strategy()
+        }
+    }
+
     async fn choose_strategy(&self, question: &StrategyQuestion) -> StrategyChoice {
         if !std::io::stdin().is_terminal() {
             return self.fallback.choose_strategy(question).await;

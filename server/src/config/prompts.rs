@@ -42,6 +42,8 @@ prompts! {
     CODER_PROBLEM_TEST = "coder_problem_test" ["test", "message"];
     CODER_PROBLEM_DIAGNOSTIC = "coder_problem_diagnostic" ["path", "line", "message"];
     CODER_FEEDBACK = "coder_feedback" ["attempt", "error", "path"];
+    CODER_HINT = "coder_hint" ["hints"];
+    CODER_OTHER_APPROACH = "coder_other_approach" ["failed"];
     EDIT_FORMAT_WHOLE_SYMBOL = "edit_format_whole_symbol" ["language"];
     EDIT_FORMAT_WHOLE_FILE = "edit_format_whole_file" ["path", "language"];
     EDIT_FORMAT_SEARCH_REPLACE = "edit_format_search_replace" ["path"];

@@ -33,6 +33,8 @@ pub struct EditSupport {
     pub show_document: bool,
     /// The client applies `delete` resource operations (an undo deletes the files a patch created).
     pub delete_files: bool,
+    /// The client answers `tinycoder/inputText` (announced as `experimental.tinycoderInputText`).
+    pub input_text: bool,
 }
 
 /// The open buffers when a task started: their text (what the agent reads) and version (what its edit is for).
@@ -254,7 +256,7 @@ impl Launcher {
             index,
             paths: self.paths.clone(),
             sources,
-            human: Arc::new(crate::sandbox::NonInteractiveHuman::from(&self.config)),
+            human: Arc::new(super::human::LspHuman::new(self.handles.client.clone(), self.handles.edits)),
         })
     }
 

@@ -20,6 +20,7 @@ const APPLY: &str = "Apply";
 const SHOW_DIFF: &str = "Show diff";
 const DISCARD: &str = "Discard";
 const RECOMPUTE: &str = "Recompute";
+const SHOW_BEST: &str = "Show best attempt";
 
 /// Offers the patch of `report` (or says why there is none).
 pub async fn deliver(
@@ -45,9 +46,15 @@ pub async fn deliver(
                 .filter(|a| report.summary.is_empty() || !a.contains(report.summary.as_str()))
                 .collect();
             let tried = if log.is_empty() { String::new() } else { format!(" ({})", log.join("; ")) };
-            return client
-                .show_message(MessageType::WARNING, format!("tinycoder could not do it: {}{tried}", report.summary))
-                .await;
+            let message = format!("tinycoder could not do it: {}{tried}", report.summary);
+            if report.diff.is_empty() {
+                return client.show_message(MessageType::WARNING, message).await;
+            }
+            // Stopped by the user: the best attempt can be looked at, never applied.
+            if ask(h, MessageType::WARNING, message, &[SHOW_BEST]).await.as_deref() == Some(SHOW_BEST) {
+                show_diff(h, env, &report.task_id, &report.diff).await;
+            }
+            return;
         }
     }
     let Some(patch) = report.patch.clone() else { return };

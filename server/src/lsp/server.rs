@@ -331,6 +331,11 @@ impl LanguageServer for Backend {
             delete_files: edit
                 .and_then(|e| e.resource_operations.as_ref())
                 .is_some_and(|ops| ops.contains(&ResourceOperationKind::Delete)),
+            input_text: params
+                .capabilities
+                .experimental
+                .as_ref()
+                .is_some_and(|x| x.get("tinycoderInputText") == Some(&Value::Bool(true))),
         };
         if let Ok(mut e) = self.edit_support.write() {
             *e = support;

@@ -43,6 +43,12 @@ pub trait HumanPort: Send + Sync {
     /// Asks what to do after repeated failed attempts; never fails (a dismissed or
     /// lost question answers `Stop`).
     async fn choose_strategy(&self, question: &StrategyQuestion) -> StrategyChoice;
+
+    /// The answer every strategy question gets without asking anyone, if fixed
+    /// (a policy that always stops makes the question pointless).
+    fn fixed_strategy(&self) -> Option<StrategyChoice> {
+        None
+    }
 }
 
 /// Answers without a person, from config `permissions.non_interactive`.
@@ -86,5 +92,9 @@ impl HumanPort for NonInteractiveHuman {
     async fn choose_strategy(&self, question: &StrategyQuestion) -> StrategyChoice {
         tracing::info!(task = %question.task_id, choice = ?self.strategy, "non-interactive strategy decision");
         self.strategy.clone()
+    }
+
+    fn fixed_strategy(&self) -> Option<StrategyChoice> {
+        Some(self.strategy.clone())
     }
 }

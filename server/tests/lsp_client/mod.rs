@@ -214,6 +214,7 @@ impl LspClient {
                     "capabilities": {
                         "general": {"positionEncodings": encodings},
                         "window": {"workDoneProgress": true, "showDocument": {"support": show_document}},
+                        "experimental": {"tinycoderInputText": true},
                         "workspace": {"applyEdit": true, "workspaceEdit": if edit_previews {
                             json!({"documentChanges": true, "changeAnnotationSupport": {"groupsOnLabel": true}, "resourceOperations": ["create", "rename", "delete"]})
                         } else {

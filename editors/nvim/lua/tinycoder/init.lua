@@ -68,6 +68,8 @@ local function capabilities()
   })
   caps.window = caps.window or {}
   caps.window.showDocument = { support = true }
+  -- The server may ask for a line of text (a hint after failed attempts).
+  caps.experimental = vim.tbl_extend('force', caps.experimental or {}, { tinycoderInputText = true })
   return caps
 end
 
@@ -76,6 +78,11 @@ local function start(bufnr, opts)
   local handlers = {
     ['window/showDocument'] = show_document,
     ['tinycoder/chatDelta'] = chat.delta_handler,
+    ['tinycoder/inputText'] = function(_, params)
+      local ok, text = pcall(vim.fn.input, { prompt = (params and params.prompt or 'tinycoder') .. ': ', cancelreturn = '' })
+      if not ok or text == '' then return vim.NIL end
+      return text
+    end,
   }
   if opts.preview then handlers['workspace/applyEdit'] = preview.apply_edit_handler end
   local config = {
