@@ -28,6 +28,7 @@ mod runtime;
 mod state;
 mod steps;
 pub mod target;
+pub mod tools;
 
 pub use add_tests::{subject_at, Subject};
 pub use ask::{prepare_answer, AnswerRequest};
