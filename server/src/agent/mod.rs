@@ -30,6 +30,7 @@ mod state;
 mod steps;
 mod strategy;
 pub mod target;
+pub mod tools;
 
 pub use add_tests::{subject_at, Subject};
 pub use ask::{prepare_answer, AnswerRequest};

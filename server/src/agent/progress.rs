@@ -17,6 +17,18 @@ pub fn describe_event(event: &RuntimeEvent) -> Option<String> {
     let p = &event.payload;
     Some(match event.event_type {
         EventType::TaskReceived => format!("task {}: {}", short(&event.task_id), s(p, "input")),
+        EventType::ToolCalled if p["registry"] == true && s(p, "tool") == "shell_exec" => {
+            format!("running `{}` in a sandboxed copy", s(&p["arguments"], "command"))
+        }
+        EventType::ToolCalled if p["registry"] == true => return None,
+        EventType::ToolCompleted if p["registry"] == true && s(p, "tool") == "shell_exec" => {
+            match (p["exit_code"].as_i64(), s(p, "outcome")) {
+                (Some(code), _) => format!("  the command exited with code {code}"),
+                (None, "denied") => "  not run: permission denied".into(),
+                (None, _) => format!("  the command did not run to its end: {}", s(p, "error")),
+            }
+        }
+        EventType::ToolCompleted if p["registry"] == true => return None,
         EventType::ToolCalled if s(p, "purpose") == "whole_patch" => {
             "running the tests with every step's changes".into()
         }
@@ -47,7 +59,11 @@ pub fn describe_event(event: &RuntimeEvent) -> Option<String> {
             format!("plan: {steps} step(s) ({route})")
         }
         EventType::StepStarted => {
-            format!("step {}: {} {}: {}", s(p, "step_id"), s(p, "action"), s(p, "file"), s(p, "description"))
+            let what = match p["command"].as_str() {
+                Some(c) => format!("`{c}`"),
+                None => s(p, "file").to_string(),
+            };
+            format!("step {}: {} {what}: {}", s(p, "step_id"), s(p, "action"), s(p, "description"))
         }
         EventType::ToolCompleted if s(p, "tool") == "step" => {
             let verdict = if p["ok"] == true { "done" } else { "failed" };

@@ -7,7 +7,7 @@ use super::CliContext;
 use crate::agent::plan::{known_files, make_plan, route, run_request, PlanOutcome, Route};
 use crate::agent::{describe_event, TaskOptions};
 use crate::config::ModelRole;
-use crate::contracts::PlanReply;
+use crate::contracts::{ActionType, PlanReply, StepKind};
 use crate::store::EventBus;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -80,7 +80,13 @@ pub async fn run_run(args: RunArgs, workspace: Option<PathBuf>) -> anyhow::Resul
         None => None,
     };
     let ctx = CliContext::load(workspace)?;
-    let env = agent_env(&ctx, ModelCheck::Now).await?;
+    // A given plan of query and command steps calls no model: it runs with the model server down.
+    let needs_model = given.as_ref().is_none_or(|p| {
+        p.steps
+            .iter()
+            .any(|s| matches!(s.action_type, ActionType::Edit | ActionType::Create) && s.kind != StepKind::Query)
+    });
+    let env = agent_env(&ctx, if needs_model { ModelCheck::Now } else { ModelCheck::Deferred }).await?;
     let known = known_files(&env);
     let rt = &env.config.runtime;
     let planned =
@@ -97,7 +103,14 @@ pub async fn run_run(args: RunArgs, workspace: Option<PathBuf>) -> anyhow::Resul
     let PlanOutcome { report, steps, route, .. } = outcome;
     if !args.apply.json {
         for st in &steps {
-            eprintln!("step {} ({} {}): {}: {}", st.id, st.action.as_str(), st.file, st.state.as_str(), st.summary);
+            eprintln!(
+                "step {} ({} {}): {}: {}",
+                st.id,
+                st.action.as_str(),
+                st.subject(),
+                st.state.as_str(),
+                st.summary
+            );
         }
     }
     let runtime = crate::agent::Runtime::new(env);

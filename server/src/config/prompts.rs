@@ -61,6 +61,7 @@ prompts! {
     PLANNER_REPLAN = "planner_replan" ["error"];
     PLAN_STEP_INSTRUCTION = "plan_step_instruction" ["step", "notes"];
     PLAN_STEP_NOTES = "plan_step_notes" ["hits"];
+    PLAN_COMMAND_OUTPUT = "plan_command_output" ["command", "exit_code", "output"];
 }
 
 /// A template that cannot be loaded or rendered.

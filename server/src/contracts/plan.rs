@@ -27,6 +27,8 @@ pub enum ActionType {
     Create,
     /// Reads only.
     Query,
+    /// Runs a shell command (behind the permission gate, in a sandboxed copy); writes nothing.
+    Command,
 }
 
 impl ActionType {
@@ -36,6 +38,7 @@ impl ActionType {
             Self::Edit => "edit",
             Self::Create => "create",
             Self::Query => "query",
+            Self::Command => "command",
         }
     }
 }
@@ -47,8 +50,11 @@ pub struct PlanStep {
     pub id: String,
     pub kind: StepKind,
     pub action_type: ActionType,
-    /// Workspace-relative path of the one file the step is about.
+    /// Workspace-relative path of the one file the step is about (empty or "." for a command step).
     pub file: String,
+    /// The shell command line a `command` step runs; none for other steps.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
     /// What to do, in words the coder is given.
     pub description: String,
     /// Ids of the steps that must be done first.

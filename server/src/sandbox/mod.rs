@@ -36,4 +36,6 @@ pub use shadow::{cleanup_stale_shadows, list_workspace_files, ShadowWorkspace};
 pub use shell_tool::{ShellOutcome, ShellTool};
 pub use test_detect::{detect_test_command, TestCommand, TestFramework};
 pub use test_parse::TestFailure;
-pub use tests_run::{run_project_tests, run_tests_in_shadow, BufferOverlay, TestReport};
+pub use tests_run::{
+    remove_shadow, run_project_tests, run_tests_in_shadow, shadow_with_overlays, BufferOverlay, TestReport,
+};

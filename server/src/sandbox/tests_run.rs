@@ -47,12 +47,25 @@ pub async fn run_project_tests(
     overlays: &[BufferOverlay],
     cancel: &CancellationToken,
 ) -> Result<TestReport, SandboxError> {
+    let mut shadow = shadow_with_overlays(paths, "tests", overlays).await?;
+    let report = run_tests_in_shadow(config, paths, &mut shadow, cancel).await;
+    remove_shadow(shadow).await;
+    report
+}
+
+/// A fresh shadow of the workspace (named `PREFIX-<uuid>`) with `overlays` written
+/// into it; stale shadows of dead owners are removed first.
+pub async fn shadow_with_overlays(
+    paths: &WorkspacePaths,
+    prefix: &str,
+    overlays: &[BufferOverlay],
+) -> Result<ShadowWorkspace, SandboxError> {
     super::cleanup_stale_shadows(&paths.cache_dir);
-    let task = format!("tests-{}", uuid::Uuid::new_v4());
+    let task = format!("{prefix}-{}", uuid::Uuid::new_v4());
     let root = paths.root.clone();
     let cache = paths.cache_dir.clone();
     let overlays = overlays.to_vec();
-    let shadow = tokio::task::spawn_blocking(move || -> Result<ShadowWorkspace, SandboxError> {
+    tokio::task::spawn_blocking(move || -> Result<ShadowWorkspace, SandboxError> {
         let mut shadow = ShadowWorkspace::create(&root, &cache, &task)?;
         for o in &overlays {
             shadow.overlay(&o.rel_path, &o.text)?;
@@ -60,11 +73,12 @@ pub async fn run_project_tests(
         Ok(shadow)
     })
     .await
-    .map_err(|e| SandboxError::Walk(format!("shadow creation task failed: {e}")))??;
-    let mut shadow = shadow;
-    let report = run_tests_in_shadow(config, paths, &mut shadow, cancel).await;
+    .map_err(|e| SandboxError::Walk(format!("shadow creation task failed: {e}")))?
+}
+
+/// Removes `shadow` off the async threads (a large tree takes a while to delete).
+pub async fn remove_shadow(shadow: ShadowWorkspace) {
     tokio::task::spawn_blocking(move || drop(shadow)).await.ok();
-    report
 }
 
 /// Runs the detected (or configured) test command in `shadow`.

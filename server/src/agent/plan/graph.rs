@@ -17,6 +17,8 @@ pub enum PlanError {
     DuplicateId { id: String },
     #[error("step `{step}` names no file; every edit or create step needs one")]
     NoFile { step: String },
+    #[error("step `{step}` is a command step without a command; give the shell command line in `command`")]
+    NoCommand { step: String },
     #[error("step `{step}` names `{file}`, which is outside the workspace; use a path relative to its root")]
     OutsideWorkspace { step: String, file: String },
     #[error("step `{step}` names `{file}`, which is not a file of the workspace{}", did_you_mean(.suggestions))]
@@ -53,7 +55,7 @@ pub struct TaskGraph {
 impl TaskGraph {
     /// Steps that write a file (edit or create).
     pub fn writing_steps(&self) -> impl Iterator<Item = (usize, &PlanStep)> {
-        self.steps.iter().enumerate().filter(|(_, s)| s.action_type != ActionType::Query)
+        self.steps.iter().enumerate().filter(|(_, s)| matches!(s.action_type, ActionType::Edit | ActionType::Create))
     }
 
     /// The files the plan may change, in step order, each once.
@@ -74,14 +76,18 @@ impl TaskGraph {
             let s = &self.steps[i];
             let after =
                 if s.depends_on.is_empty() { String::new() } else { format!(" (after {})", s.depends_on.join(", ")) };
-            out.push_str(&format!("{}. [{}] {}: {}{after}\n", s.id, s.action_type.as_str(), s.file, s.description));
+            let what = match &s.command {
+                Some(c) => format!("`{c}`"),
+                None => s.file.clone(),
+            };
+            out.push_str(&format!("{}. [{}] {what}: {}{after}\n", s.id, s.action_type.as_str(), s.description));
         }
         out
     }
 }
 
 /// `path` as a clean workspace-relative path, or `None` when it leaves the workspace.
-fn normalize(path: &str) -> Option<String> {
+pub(crate) fn normalize(path: &str) -> Option<String> {
     let p = path.trim().replace('\\', "/");
     let p = p.trim_start_matches("./");
     if p.starts_with('/') || p.split('/').any(|c| c == "..") || p.contains(':') {
@@ -113,6 +119,21 @@ pub fn validate(
         if index.insert(s.id.clone(), i).is_some() {
             return Err(PlanError::DuplicateId { id: s.id.clone() });
         }
+        // A command step runs its command and nothing else; the field means nothing on other steps.
+        if s.action_type == ActionType::Command {
+            s.kind = StepKind::Tool;
+            let command = s.command.as_deref().map(str::trim).unwrap_or_default().to_string();
+            if command.is_empty() {
+                return Err(PlanError::NoCommand { step: s.id.clone() });
+            }
+            s.command = Some(command);
+            // Its file is only a hint of what the command is about: it may be empty or ".".
+            let file = normalize(&s.file)
+                .ok_or_else(|| PlanError::OutsideWorkspace { step: s.id.clone(), file: s.file.clone() })?;
+            s.file = file;
+            continue;
+        }
+        s.command = None;
         // The action decides whether a step writes: a query never does, whatever its kind says.
         if s.action_type == ActionType::Query {
             s.kind = StepKind::Query;
@@ -229,6 +250,7 @@ mod tests {
             file: file.into(),
             description: format!("do {id}"),
             depends_on: deps.iter().map(|d| d.to_string()).collect(),
+            command: None,
             requires_confirmation: false,
         }
     }
@@ -318,6 +340,30 @@ mod tests {
             e.to_string(),
             "the request names `src/net/fetch.py`, but no step is about it; add a step for that file"
         );
+    }
+
+    #[test]
+    fn a_command_step_needs_a_command_but_no_file_and_writes_nothing() {
+        let mut c = step("run", ActionType::Command, ".", &[]);
+        c.kind = StepKind::Query;
+        c.command = Some("  pytest -q ".into());
+        let g = check(vec![c.clone(), step("e", ActionType::Edit, "src/app.py", &["run"])]).expect("valid");
+        assert_eq!(g.steps[0].action_type, ActionType::Command, "a command stays a command whatever its kind");
+        assert_eq!((g.steps[0].file.as_str(), g.steps[0].command.as_deref()), ("", Some("pytest -q")));
+        assert_eq!(g.writing_steps().count(), 1);
+        assert!(g.render().starts_with("run. [command] `pytest -q`"), "{}", g.render());
+        c.command = Some(" ".into());
+        let e = check(vec![c.clone()]).unwrap_err();
+        assert_eq!(e, PlanError::NoCommand { step: "run".into() });
+        assert!(e.to_string().contains("give the shell command line in `command`"), "{e}");
+        c.command = None;
+        assert_eq!(check(vec![c.clone()]).unwrap_err(), PlanError::NoCommand { step: "run".into() });
+        c.command = Some("ls".into());
+        c.file = "../x".into();
+        assert!(matches!(check(vec![c]).unwrap_err(), PlanError::OutsideWorkspace { .. }));
+        let mut e = step("e", ActionType::Edit, "src/app.py", &[]);
+        e.command = Some("rm -rf /".into());
+        assert_eq!(check(vec![e]).expect("valid").steps[0].command, None, "only command steps keep a command");
     }
 
     #[test]

@@ -9,7 +9,8 @@
 //!
 //! Architecture Invariant: the user's files are never written here. Steps see
 //! earlier steps' changes through [`LayeredSources`]; a query step never writes,
-//! even in the shadow.
+//! even in the shadow, and a command step runs (through the tool registry, the
+//! permission gate and the sandbox) in a shadow that is thrown away.
 
 mod graph;
 mod layered;
@@ -19,7 +20,9 @@ mod route;
 mod run;
 mod run_end;
 mod schedule;
+mod tool_steps;
 
+pub(crate) use graph::normalize as normalize_path;
 pub use graph::{suggest, validate, PlanError, TaskGraph};
 pub use layered::LayeredSources;
 pub use log::TaskLog;

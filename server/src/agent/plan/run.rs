@@ -10,6 +10,7 @@ use super::route::{route, Route};
 use super::schedule::{run_graph, StepState};
 use crate::agent::state::judge;
 use crate::agent::steps::{baseline_run, run_tests};
+use crate::agent::tools::ToolRegistry;
 use crate::agent::{AgentEnv, AgentError, AgentRequest, Location, ReportStatus, Runtime, TaskOptions, TaskReport};
 use crate::config::PromptId;
 use crate::contracts::{ActionType, EventType, PlanReply, PlanStep, StepKind};
@@ -28,6 +29,9 @@ use tokio_util::sync::CancellationToken;
 pub struct StepResult {
     pub id: String,
     pub file: String,
+    /// The command line of a command step.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
     pub action: ActionType,
     pub state: StepState,
     /// One line: the step's task summary, or why it did not run.
@@ -37,6 +41,16 @@ pub struct StepResult {
     pub attempts: usize,
     pub model_calls: usize,
     pub duration_ms: u64,
+}
+
+impl StepResult {
+    /// What the step is about, for one line: its command, else its file.
+    pub fn subject(&self) -> String {
+        match &self.command {
+            Some(c) => format!("`{c}`"),
+            None => self.file.clone(),
+        }
+    }
 }
 
 /// The outcome of a request run through the planner path.
@@ -55,7 +69,7 @@ pub struct PlanOutcome {
 pub(super) struct Shared {
     /// Path → text after the finished steps.
     pub(super) changed: BTreeMap<String, String>,
-    /// Step index → what a query step found.
+    /// Step index → what a query step found or a command step printed.
     pub(super) notes: BTreeMap<usize, String>,
     pub(super) results: BTreeMap<usize, StepResult>,
     pub(super) model_calls: usize,
@@ -91,7 +105,8 @@ pub async fn run_request(
         Some(_) => Route::Given { reason: "the plan was given".into() },
         None => route(request, &known, rt.plan_min_files as usize, &rt.plan_keywords),
     };
-    let mut run = Run { env, options, started, log, shared: Default::default(), route: route.clone() };
+    let tools = ToolRegistry::new(env.clone());
+    let mut run = Run { env, options, started, log, shared: Default::default(), route: route.clone(), tools };
     let (graph, replans) = match &route {
         Route::Direct { file, .. } => {
             let step = PlanStep {
@@ -101,6 +116,7 @@ pub async fn run_request(
                 file: file.clone(),
                 description: request.to_string(),
                 depends_on: vec![],
+                command: None,
                 requires_confirmation: false,
             };
             let exists = |_: &str| true;
@@ -169,6 +185,8 @@ pub(super) struct Run<'a> {
     pub(super) log: TaskLog,
     pub(super) shared: Mutex<Shared>,
     pub(super) route: Route,
+    /// The one way steps call tools (search, shell commands).
+    pub(super) tools: ToolRegistry,
 }
 
 impl Run<'_> {
@@ -216,7 +234,7 @@ impl Run<'_> {
             return self.cancelled(Some(graph), steps).await;
         }
         if let Some(bad) = steps.iter().find(|s| s.state == StepState::Failed) {
-            let reason = format!("step {} ({}) failed: {}", bad.id, bad.file, bad.summary);
+            let reason = format!("step {} ({}) failed: {}", bad.id, bad.subject(), bad.summary);
             return self.fail(Some(graph), steps, reason).await;
         }
         let patch = self.patch();
@@ -276,13 +294,15 @@ impl Run<'_> {
         let env = self.env;
         let step = &graph.steps[i];
         let started = Instant::now();
-        let sub_id = (step.action_type != ActionType::Query).then(|| uuid::Uuid::new_v4().to_string());
-        let start = json!({"step_id": step.id, "file": step.file, "action": step.action_type, "description": step.description, "task_id": sub_id});
+        let writes = matches!(step.action_type, ActionType::Edit | ActionType::Create);
+        let sub_id = writes.then(|| uuid::Uuid::new_v4().to_string());
+        let start = json!({"step_id": step.id, "file": step.file, "command": step.command, "action": step.action_type, "description": step.description, "task_id": sub_id});
         if let Err(e) = log.lock().await.record(env, vec![NewEvent::new(EventType::StepStarted, start)]).await {
             tracing::warn!(error = %e, "could not record a step's start");
         }
         let (ok, summary, report) = match step.action_type {
-            ActionType::Query => self.query(i, step).await,
+            ActionType::Query => self.query(i, step, log, cancel).await,
+            ActionType::Command => self.command(i, step, log, cancel).await,
             ActionType::Edit | ActionType::Create => {
                 self.edit(graph, i, sub_id.clone().unwrap_or_default(), cancel).await
             }
@@ -303,6 +323,7 @@ impl Run<'_> {
             StepResult {
                 id: step.id.clone(),
                 file: step.file.clone(),
+                command: step.command.clone(),
                 action: step.action_type,
                 state: if ok { StepState::Done } else { StepState::Failed },
                 summary,
@@ -313,26 +334,6 @@ impl Run<'_> {
             },
         );
         ok
-    }
-
-    /// A query step: searches the index; what it finds is shown to the steps after it. Never writes.
-    async fn query(&self, i: usize, step: &PlanStep) -> (bool, String, Option<TaskReport>) {
-        let index = self.env.index.clone();
-        let q = format!("{} {}", step.file, step.description);
-        let hits = tokio::task::spawn_blocking(move || index.search(&q, 5)).await;
-        match hits {
-            Ok(Ok(hits)) => {
-                let text: Vec<String> = hits
-                    .iter()
-                    .map(|h| format!("{}:{}-{} {} {}", h.path, h.start_line, h.end_line, h.kind, h.signature.trim()))
-                    .collect();
-                let summary = format!("found {} place(s)", hits.len());
-                self.shared().notes.insert(i, text.join("\n"));
-                (true, summary, None)
-            }
-            Ok(Err(e)) => (false, format!("the search failed: {e}"), None),
-            Err(e) => (false, format!("the search stopped: {e}"), None),
-        }
     }
 
     /// An edit or create step: a coder task on the step's file, over the changes so far.

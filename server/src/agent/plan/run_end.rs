@@ -21,6 +21,7 @@ impl Run<'_> {
                 s.results.get(&i).cloned().unwrap_or_else(|| StepResult {
                     id: step.id.clone(),
                     file: step.file.clone(),
+                    command: step.command.clone(),
                     action: step.action_type,
                     state: states[i],
                     summary: match states[i] {
@@ -61,7 +62,7 @@ impl Run<'_> {
             tests_after: None,
             critic: None,
             failure_reason: None,
-            attempt_log: steps.iter().map(|r| format!("step {} ({}): {}", r.id, r.file, r.summary)).collect(),
+            attempt_log: steps.iter().map(|r| format!("step {} ({}): {}", r.id, r.subject(), r.summary)).collect(),
             duration_ms: self.started.elapsed().as_millis() as u64,
         }
     }

@@ -109,6 +109,7 @@ mod tests {
                 file: file.to_string(),
                 description: String::new(),
                 depends_on: deps.iter().map(|d| d.to_string()).collect(),
+                command: None,
                 requires_confirmation: false,
             })
             .collect();

@@ -173,6 +173,7 @@ async fn a_given_plan_runs_without_the_planner_and_is_validated_the_same_way() {
             file: "calcs.py".into(),
             description: "make add return the sum".into(),
             depends_on: vec![],
+            command: None,
             requires_confirmation: false,
         }],
     };
@@ -195,4 +196,103 @@ async fn a_given_plan_runs_without_the_planner_and_is_validated_the_same_way() {
     assert!(matches!(out.route, Route::Given { .. }));
     assert_eq!(out.report.status, ReportStatus::Patched, "{:?}", out.report.failure_reason);
     assert!(ws.model.requests(ModelRole::Planner).is_empty(), "no planner call for a given plan");
+}
+
+fn command_step(id: &str, command: &str, deps: &[&str]) -> crate::contracts::PlanStep {
+    crate::contracts::PlanStep {
+        id: id.into(),
+        kind: crate::contracts::StepKind::Tool,
+        action_type: crate::contracts::ActionType::Command,
+        file: ".".into(),
+        command: Some(command.into()),
+        description: format!("run {command}"),
+        depends_on: deps.iter().map(|d| d.to_string()).collect(),
+        requires_confirmation: false,
+    }
+}
+
+fn edit_step(id: &str, file: &str, description: &str, deps: &[&str]) -> crate::contracts::PlanStep {
+    crate::contracts::PlanStep {
+        id: id.into(),
+        kind: crate::contracts::StepKind::Coder,
+        action_type: crate::contracts::ActionType::Edit,
+        file: file.into(),
+        command: None,
+        description: description.into(),
+        depends_on: deps.iter().map(|d| d.to_string()).collect(),
+        requires_confirmation: false,
+    }
+}
+
+async fn run_given(ws: &Workspace, request: &str, steps: Vec<crate::contracts::PlanStep>) -> (String, PlanOutcome) {
+    let id = uuid::Uuid::new_v4().to_string();
+    let plan = crate::contracts::PlanReply { steps };
+    let out = run_request(&ws.env, &id, request, Some(plan), TaskOptions::default(), CancellationToken::new())
+        .await
+        .expect("the planned task runs");
+    (id, out)
+}
+
+async fn tool_events(ws: &Workspace, task: &str) -> Vec<serde_json::Value> {
+    let all = ws.env.bus.catch_up(task, 0).await.expect("events");
+    all.into_iter().filter(|e| e.event_type == EventType::ToolCompleted).map(|e| e.payload).collect()
+}
+
+#[tokio::test]
+async fn scripted_model_a_denied_command_step_never_runs_and_skips_its_dependents() {
+    // env.human is the non-interactive policy with "deny": nobody agrees to `rm`.
+    let ws = project(0, vec![]);
+    let command = "touch MARKER && rm -rf build";
+    let steps =
+        vec![command_step("clean", command, &[]), edit_step("fix", "calc.py", "make add return the sum", &["clean"])];
+    let (id, out) = run_given(&ws, "remove the build folder, then fix add", steps).await;
+    assert_eq!(out.report.status, ReportStatus::Failed);
+    assert_eq!((out.steps[0].state, out.steps[1].state), (StepState::Failed, StepState::Skipped), "{:?}", out.steps);
+    let why = &out.steps[0].summary;
+    assert!(why.starts_with(&format!("the user denied `{command}`, which destroys data (rule `rm`")), "{why}");
+    let reason = out.report.failure_reason.clone().unwrap_or_default();
+    assert!(reason.starts_with(&format!("step clean (`{command}`) failed: the user denied")), "{reason}");
+    assert!(!ws.root.join("MARKER").exists(), "the command never ran");
+    let tools = tool_events(&ws, &id).await;
+    let shell: Vec<_> = tools.iter().filter(|p| p["tool"] == "shell_exec").collect();
+    assert_eq!(shell.len(), 1, "{tools:?}");
+    assert_eq!((shell[0]["outcome"].as_str(), shell[0]["ran"].as_bool()), (Some("denied"), None), "{shell:?}");
+    assert!(ws.model.requests(ModelRole::Coder).is_empty(), "the dependent step never reached the coder");
+}
+
+#[tokio::test]
+async fn scripted_model_an_allowed_command_runs_in_a_shadow_and_its_output_reaches_the_next_step() {
+    // The command prints where it runs and the earlier step's line, upper-cased so only its output has it.
+    let command = "pwd; sed -n 2p calc.py | tr a-z A-Z";
+    let app = format!("```python\n# Totals of lists.\n{APP}```\n");
+    let ws = project(0, vec![reply(CALC_FIXED), reply(&app)]);
+    let steps = vec![
+        edit_step("fix", "calc.py", "make add return the sum", &[]),
+        command_step("show", command, &["fix"]),
+        edit_step("doc", "app.py", "describe the module in a comment", &["show"]),
+    ];
+    let (id, out) = run_given(&ws, "fix add, show it, document app.py", steps).await;
+    assert_eq!(out.report.status, ReportStatus::Patched, "{:?} {:?}", out.report.failure_reason, out.steps);
+    assert_eq!(out.steps[1].summary, format!("`{command}` exited with code 0"));
+    let coder = ws.model.requests(ModelRole::Coder);
+    let prompt = |i: usize| coder[i].messages.iter().map(|m| m.content.clone()).collect::<Vec<_>>().join("\n");
+    let dependent = prompt(1);
+    assert!(dependent.contains(&format!("`{command}` exited with code 0")), "{dependent}");
+    assert!(dependent.contains("RETURN A + B"), "the command saw the earlier step's change: {dependent}");
+    assert!(dependent.contains("/shadows/shell-"), "it ran in a shadow: {dependent}");
+    assert!(!prompt(0).contains("RETURN A + B"));
+    assert_eq!(disk(&ws, "calc.py").as_deref(), Some(CALC), "the user's files are unchanged");
+    assert_eq!(disk(&ws, "app.py").as_deref(), Some(APP));
+    let tools = tool_events(&ws, &id).await;
+    assert!(tools.iter().any(|p| p["tool"] == "shell_exec" && p["ran"] == true && p["exit_code"] == 0), "{tools:?}");
+}
+
+#[test]
+fn the_planners_schema_offers_a_command_step_with_an_optional_command() {
+    let schema = crate::llm::schema_of::<crate::contracts::PlanReply>();
+    let step = &schema["$defs"]["PlanStep"];
+    assert_eq!(step["properties"]["command"]["type"], serde_json::json!(["string", "null"]), "{schema:#}");
+    let required = step["required"].as_array().expect("required");
+    assert!(!required.contains(&serde_json::json!("command")), "the command is optional");
+    assert!(schema["$defs"]["ActionType"].to_string().contains("\"command\""), "{schema:#}");
 }

@@ -236,6 +236,12 @@ pub struct RuntimeConfig {
     pub task_timeout_s: u64,
     pub max_steps: u32,
     pub parallel_edits: u32,
+    /// Seconds one tool call (file read, search, test run, shell command) may take.
+    pub tool_timeout_s: u64,
+    /// Last lines of a command step's output passed on to the steps after it.
+    pub command_output_lines: u32,
+    /// Index hits a query step (the `search` tool) returns.
+    pub query_hits: u32,
     pub structured_output_retries: u32,
     pub edit_format: String,
     pub whole_file_max_lines: u32,
@@ -270,6 +276,19 @@ impl RuntimeConfig {
         }
         if self.parallel_edits == 0 {
             return Err(Invalid::new("runtime.parallel_edits", 0, "at least 1"));
+        }
+        if self.tool_timeout_s == 0 || self.tool_timeout_s > self.step_timeout_s {
+            return Err(Invalid::new(
+                "runtime.tool_timeout_s",
+                self.tool_timeout_s,
+                "a positive number of seconds, at most runtime.step_timeout_s",
+            ));
+        }
+        if self.command_output_lines == 0 {
+            return Err(Invalid::new("runtime.command_output_lines", 0, "at least 1"));
+        }
+        if self.query_hits == 0 {
+            return Err(Invalid::new("runtime.query_hits", 0, "at least 1"));
         }
         const FORMATS: [&str; 5] = ["auto", "whole_symbol", "search_replace", "whole_file", "json_symbol"];
         if !FORMATS.contains(&self.edit_format.as_str()) {
