@@ -76,6 +76,18 @@ fn a_dangerous_command_step_is_denied_without_a_terminal_and_never_runs() {
     assert!(reason.contains("the user denied") && reason.contains(COMMAND), "{reason}");
     assert!(!h.ws.join("MARKER").exists(), "the command never ran");
     assert!(h.ws.join("build/out.txt").exists(), "the user's files are untouched");
+    // The policy answered, not a person: nothing is remembered, so a terminal asks next time.
+    let listed = Command::new(env!("CARGO_BIN_EXE_tinycoder"))
+        .arg("--workspace")
+        .arg(&h.ws)
+        .args(["permissions", "list", "--json"])
+        .env("TINYCODER_DATA_DIR", &h.data)
+        .env("TINYCODER_CACHE_DIR", h.data.join("cache"))
+        .env("TINYCODER_CONFIG", h.data.join("no-user-config.toml"))
+        .output()
+        .expect("permissions list");
+    let stored: Value = serde_json::from_slice(&listed.stdout).unwrap_or(Value::Null);
+    assert_eq!(stored, serde_json::json!([]), "no decision stored: {}", String::from_utf8_lossy(&listed.stdout));
 }
 
 #[test]

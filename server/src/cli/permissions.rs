@@ -141,6 +141,10 @@ impl HumanPort for TerminalHuman {
         .unwrap_or(PermissionChoice::Deny)
     }
 
+    fn asks_a_person(&self) -> bool {
+        std::io::stdin().is_terminal()
+    }
+
     fn fixed_strategy(&self) -> Option<StrategyChoice> {
         if std::io::stdin().is_terminal() {
             None

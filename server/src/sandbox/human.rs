@@ -49,6 +49,11 @@ pub trait HumanPort: Send + Sync {
     fn fixed_strategy(&self) -> Option<StrategyChoice> {
         None
     }
+
+    /// Whether a person answers (a policy's answers are not remembered as the user's).
+    fn asks_a_person(&self) -> bool {
+        true
+    }
 }
 
 /// Answers without a person, from config `permissions.non_interactive`.
@@ -96,5 +101,9 @@ impl HumanPort for NonInteractiveHuman {
 
     fn fixed_strategy(&self) -> Option<StrategyChoice> {
         Some(self.strategy.clone())
+    }
+
+    fn asks_a_person(&self) -> bool {
+        false
     }
 }

@@ -63,7 +63,9 @@ impl ShellTool<'_> {
                 _ => {
                     let request = PermissionRequest { command: command.to_string(), verdict: verdict.clone() };
                     let answer = self.human.ask_permission(&request).await;
-                    if answer != PermissionChoice::AllowOnce {
+                    // Only a person's answer is remembered: a policy's "deny" in a terminal-less
+                    // run must not silence the question the next time someone is there.
+                    if answer != PermissionChoice::AllowOnce && self.human.asks_a_person() {
                         // An "ask always" stays stored even when this one answer is allow-once.
                         let keep = if stored == Some(PermissionChoice::AskAlways) {
                             PermissionChoice::AskAlways
