@@ -89,3 +89,27 @@ async fn diagnose_reports_models() {
     assert_eq!(checks.len(), 5, "{checks:?}");
     assert!(checks.iter().all(|c| c.ok), "{checks:#?}");
 }
+
+#[tokio::test]
+async fn a_repeated_prompt_prefix_is_reused_from_the_servers_cache() {
+    let (_g, config) = ready().await;
+    assert!(config.backend.prompt_cache, "on by default");
+    let client = client_from_config(&config).expect("client");
+    let system = ChatMessage::system("You review Python code. ".repeat(30));
+    let mut usage = Vec::new();
+    for question in ["What does `x = 1` do?", "What does `y = 2` do?"] {
+        let sink = tinycoder::llm::PromptUsageSink::default();
+        let mut req = ChatRequest::new(ModelRole::Coder, vec![system.clone(), ChatMessage::user(question)]);
+        req.max_tokens = Some(4);
+        req.usage = Some(sink.clone());
+        let mut stream = client.chat_stream(req, CancellationToken::new()).await.expect("stream");
+        while let Some(d) = futures::StreamExt::next(&mut stream).await {
+            d.expect("delta");
+        }
+        usage.push(sink.lock().unwrap().expect("llama-server reports its timings"));
+    }
+    let (first, second) = (usage[0], usage[1]);
+    let reused = second.cached.expect("cache_n");
+    assert!(reused > 100, "the shared system prompt comes from the cache the second time: {usage:?}");
+    assert!(second.evaluated < first.evaluated, "only the new question is evaluated: {usage:?}");
+}

@@ -33,6 +33,10 @@ pub struct TaskReport {
     pub prompt_tokens: Vec<usize>,
     pub prompt_tokens_max: usize,
     pub prompt_tokens_total: usize,
+    /// Prompt tokens the model server evaluated, where it reports them.
+    pub prompt_tokens_evaluated: usize,
+    /// Prompt tokens the model server reused from its prompt cache instead of evaluating.
+    pub prompt_tokens_cached: usize,
     pub files_changed: Vec<String>,
     pub diff: String,
     /// The change itself (absent when nothing is proposed).
@@ -73,6 +77,8 @@ impl TaskReport {
             prompt_tokens_max: p.prompt_tokens.iter().copied().max().unwrap_or(0),
             prompt_tokens_total: p.prompt_tokens.iter().sum(),
             prompt_tokens: p.prompt_tokens.clone(),
+            prompt_tokens_evaluated: p.prompt_evaluated,
+            prompt_tokens_cached: p.prompt_cached,
             files_changed: patch.as_ref().map(|p| p.files()).unwrap_or_default(),
             diff: patch.as_ref().map(|p| p.diff()).unwrap_or_default(),
             patch,

@@ -213,6 +213,12 @@ pub struct TaskProgress {
     /// What the user chose each time the attempts ran out, in order.
     #[serde(default)]
     pub strategies: Vec<crate::contracts::StrategyChoice>,
+    /// Prompt tokens the server evaluated / took from its prompt cache, summed over
+    /// the calls it reported them for.
+    #[serde(default)]
+    pub prompt_evaluated: usize,
+    #[serde(default)]
+    pub prompt_cached: usize,
 }
 
 impl TaskProgress {

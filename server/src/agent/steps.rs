@@ -450,8 +450,15 @@ pub async fn attempt(env: &AgentEnv, task: &mut Task, cancel: &CancellationToken
     .await?;
     task.progress.model_calls += 1;
     task.progress.prompt_tokens.push(prompt_tokens);
+    let usage = crate::llm::PromptUsageSink::default();
+    req.usage = Some(usage.clone());
     let started = Instant::now();
     let reply = coder::complete(env, req, cancel).await;
+    let usage = usage.lock().ok().and_then(|u| *u);
+    if let Some(u) = usage {
+        task.progress.prompt_evaluated += u.evaluated;
+        task.progress.prompt_cached += u.cached.unwrap_or(0);
+    }
     let duration_ms = started.elapsed().as_millis() as u64;
     let reply = match reply {
         Err(LlmError::Cancelled) => return Ok(StepEnd::Cancelled),
@@ -489,7 +496,8 @@ pub async fn attempt(env: &AgentEnv, task: &mut Task, cancel: &CancellationToken
         env,
         vec![ev(
             EventType::LlmResultReceived,
-            json!({"ok": true, "chars": reply.chars().count(), "duration_ms": duration_ms}),
+            json!({"ok": true, "chars": reply.chars().count(), "duration_ms": duration_ms,
+                   "prompt_evaluated": usage.map(|u| u.evaluated), "prompt_cached": usage.and_then(|u| u.cached)}),
         )],
     )
     .await?;

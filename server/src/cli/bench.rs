@@ -74,6 +74,9 @@ struct TaskResult {
     well_formed_edits: usize,
     model_calls: usize,
     prompt_tokens: Vec<usize>,
+    /// Coder prompt tokens the server evaluated / reused from its prompt cache.
+    prompt_evaluated: usize,
+    prompt_cached: usize,
     seconds: f64,
     failure: Option<String>,
     attempt_log: Vec<String>,
@@ -242,6 +245,8 @@ fn summarize(id: &str, language: &str, report: &TaskReport, fixed: bool, seconds
         well_formed_edits: report.well_formed_edits,
         model_calls: report.model_calls,
         prompt_tokens: report.prompt_tokens.clone(),
+        prompt_evaluated: report.prompt_tokens_evaluated,
+        prompt_cached: report.prompt_tokens_cached,
         seconds,
         failure: report.failure_reason.clone(),
         attempt_log: report.attempt_log.clone(),
@@ -267,6 +272,14 @@ fn print_table(results: &[TaskResult], model: &str, format: &str) {
             planned.len(),
             results.iter().filter(|r| r.steps.is_some() && r.fixed).count(),
             planned.iter().sum::<usize>() as f64 / planned.len() as f64
+        );
+    }
+    let (evaluated, cached): (usize, usize) =
+        results.iter().fold((0, 0), |(e, c), r| (e + r.prompt_evaluated, c + r.prompt_cached));
+    if evaluated + cached > 0 {
+        println!(
+            "coder prompt tokens as the server counted them: {evaluated} evaluated, {cached} reused from its prompt cache ({:.0} % saved)",
+            100.0 * cached as f64 / (evaluated + cached) as f64
         );
     }
     println!("| model | edit format | tasks | fixed | first attempt | after retries | well-formed edits | model calls / task | prompt tokens / call (max, mean) | s / task |");

@@ -131,6 +131,8 @@ struct Driver<D> {
     finished: bool,
     /// Held for the stream's life: the model gate's lock (released on end or drop).
     _guard: Option<Box<dyn Send + Sync>>,
+    /// Where the server's prompt accounting goes.
+    usage: Option<super::PromptUsageSink>,
 }
 
 /// Turns a successful streaming response into a [`ChatStream`] of text deltas.
@@ -146,6 +148,7 @@ pub fn drive<D: StreamDecoder>(
     url: &str,
     started: Instant,
     guard: Option<Box<dyn Send + Sync>>,
+    usage: Option<super::PromptUsageSink>,
 ) -> ChatStream {
     let state = Driver {
         body: Box::pin(resp.bytes_stream()),
@@ -159,6 +162,7 @@ pub fn drive<D: StreamDecoder>(
         got_text: false,
         finished: false,
         _guard: guard,
+        usage,
     };
     Box::pin(futures::stream::unfold(state, |mut s| async move {
         let item = s.next_item().await?;
@@ -210,6 +214,13 @@ impl<D: StreamDecoder> Driver<D> {
                     Ok(StreamEvent::Delta(t)) => {
                         self.got_text = true;
                         self.queue.push_back(Ok(t));
+                    }
+                    Ok(StreamEvent::Usage(u)) => {
+                        if let Some(slot) = &self.usage {
+                            if let Ok(mut s) = slot.lock() {
+                                *s = Some(u);
+                            }
+                        }
                     }
                     Ok(StreamEvent::Done) => {
                         self.stop(); // releases the gate as soon as the reply is complete

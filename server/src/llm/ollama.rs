@@ -205,6 +205,7 @@ impl ModelClient for OllamaClient {
             &self.shared.url,
             started,
             Some(Box::new(gate)),
+            req.usage.clone(),
         ))
     }
 
@@ -218,6 +219,11 @@ impl ModelClient for OllamaClient {
             .map_err(|(status, message)| self.status_error(&model, status, message))?;
         Self::loaded(&mut gate, &model);
         let v = read_json(resp, &self.shared.url, "the reply", t.request, &cancel).await?;
+        if let (Some(slot), Some(u)) = (&req.usage, super::PromptUsage::from_reply(&v)) {
+            if let Ok(mut s) = slot.lock() {
+                *s = Some(u);
+            }
+        }
         if let Some(message) = super::wire::error_message(&v) {
             return Err(LlmError::Server { status: None, message });
         }

@@ -26,6 +26,8 @@ const TEMPLATE_TOKENS_PER_MESSAGE: usize = 8;
 pub struct OpenAiClient {
     shared: ClientShared,
     api_key: Option<String>,
+    /// Send llama-server's `cache_prompt` (config `backend.prompt_cache`).
+    prompt_cache: bool,
 }
 
 impl OpenAiClient {
@@ -46,7 +48,7 @@ impl OpenAiClient {
                 }
             }
         };
-        Ok(Self { shared: ClientShared::new(config)?, api_key })
+        Ok(Self { shared: ClientShared::new(config)?, api_key, prompt_cache: config.backend.prompt_cache })
     }
 
     fn v1(&self, path: &str) -> String {
@@ -107,6 +109,10 @@ impl OpenAiClient {
             "seed": req.seed.unwrap_or(m.seed),
             "max_tokens": self.shared.reply_tokens(req),
         });
+        if self.prompt_cache {
+            // llama-server's own field: reuse the longest prefix a slot already evaluated.
+            body["cache_prompt"] = json!(true);
+        }
         if let Some(schema) = &req.json_schema {
             body["response_format"] = json!({
                 "type": "json_schema",
@@ -214,6 +220,7 @@ impl ModelClient for OpenAiClient {
             &self.shared.url,
             started,
             Some(Box::new(gate)),
+            req.usage.clone(),
         ))
     }
 
@@ -227,6 +234,11 @@ impl ModelClient for OpenAiClient {
             .map_err(|(status, message)| self.status_error(&model, status, message))?;
         gate.touch(&model);
         let v = read_json(resp, &self.shared.url, "the reply", t.request, &cancel).await?;
+        if let (Some(slot), Some(u)) = (&req.usage, super::PromptUsage::from_reply(&v)) {
+            if let Ok(mut s) = slot.lock() {
+                *s = Some(u);
+            }
+        }
         if let Some(message) = error_message(&v) {
             return Err(LlmError::Server { status: None, message });
         }

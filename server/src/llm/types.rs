@@ -47,6 +47,36 @@ pub struct ChatRequest {
     pub seed: Option<i64>,
     /// Interactive (someone waits) or background (runs when idle, yields at once).
     pub priority: super::gate::Priority,
+    /// Where the server's prompt accounting of this call lands, when it reports one.
+    pub usage: Option<PromptUsageSink>,
+}
+
+/// How the server processed a call's prompt: tokens it evaluated, and tokens it
+/// took from its prompt cache (`None` when the server does not say).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PromptUsage {
+    pub evaluated: usize,
+    pub cached: Option<usize>,
+}
+
+/// A slot the streaming driver fills with the call's [`PromptUsage`].
+pub type PromptUsageSink = std::sync::Arc<std::sync::Mutex<Option<PromptUsage>>>;
+
+impl PromptUsage {
+    /// From a reply object: llama-server `timings` (`prompt_n`, `cache_n`), OpenAI
+    /// `usage` (`prompt_tokens`, `prompt_tokens_details.cached_tokens`) or Ollama's
+    /// `prompt_eval_count`.
+    pub fn from_reply(v: &serde_json::Value) -> Option<Self> {
+        let n = |p: &str| v.pointer(p).and_then(|x| x.as_u64()).map(|x| x as usize);
+        if let Some(evaluated) = n("/timings/prompt_n") {
+            return Some(Self { evaluated, cached: n("/timings/cache_n") });
+        }
+        if let Some(total) = n("/usage/prompt_tokens") {
+            let cached = n("/usage/prompt_tokens_details/cached_tokens");
+            return Some(Self { evaluated: total - cached.unwrap_or(0).min(total), cached });
+        }
+        n("/prompt_eval_count").map(|evaluated| Self { evaluated, cached: None })
+    }
 }
 
 impl ChatRequest {
@@ -60,6 +90,7 @@ impl ChatRequest {
             temperature: None,
             seed: None,
             priority: Default::default(),
+            usage: None,
         }
     }
 }
@@ -80,4 +111,21 @@ pub struct ModelInfo {
     /// The model's trained context length, where the server reports it.
     pub context_length: Option<u64>,
     pub size_bytes: Option<u64>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::PromptUsage;
+    use serde_json::json;
+
+    #[test]
+    fn prompt_usage_reads_each_servers_accounting() {
+        let llama = json!({"timings": {"prompt_n": 7, "cache_n": 120}});
+        assert_eq!(PromptUsage::from_reply(&llama), Some(PromptUsage { evaluated: 7, cached: Some(120) }));
+        let openai = json!({"usage": {"prompt_tokens": 100, "prompt_tokens_details": {"cached_tokens": 64}}});
+        assert_eq!(PromptUsage::from_reply(&openai), Some(PromptUsage { evaluated: 36, cached: Some(64) }));
+        let ollama = json!({"done": true, "prompt_eval_count": 12});
+        assert_eq!(PromptUsage::from_reply(&ollama), Some(PromptUsage { evaluated: 12, cached: None }));
+        assert_eq!(PromptUsage::from_reply(&json!({"choices": []})), None);
+    }
 }

@@ -13,6 +13,8 @@ pub enum StreamEvent {
     Delta(String),
     /// The server says the reply is complete.
     Done,
+    /// The server's accounting of the prompt (sent with the last chunk).
+    Usage(super::PromptUsage),
 }
 
 /// Splits a byte stream into complete lines, keeping any partial tail for the next chunk.
@@ -102,6 +104,9 @@ impl NdjsonChatDecoder {
         }
         // The final object (`done: true`) may still carry text, pushed above.
         if value.get("done").and_then(|d| d.as_bool()) == Some(true) {
+            if let Some(u) = super::PromptUsage::from_reply(&value) {
+                out.push(Ok(StreamEvent::Usage(u)));
+            }
             out.push(Ok(StreamEvent::Done));
         }
     }
@@ -186,6 +191,9 @@ impl SseChatDecoder {
             if !text.is_empty() {
                 out.push(Ok(StreamEvent::Delta(text.to_string())));
             }
+        }
+        if let Some(u) = super::PromptUsage::from_reply(&value) {
+            out.push(Ok(StreamEvent::Usage(u)));
         }
     }
 }

@@ -76,6 +76,9 @@ pub(super) struct Shared {
     pub(super) prompt_tokens: Vec<usize>,
     pub(super) attempts: usize,
     pub(super) well_formed: usize,
+    /// Server-reported prompt tokens evaluated / reused from its cache, over the steps.
+    pub(super) prompt_evaluated: usize,
+    pub(super) prompt_cached: usize,
 }
 
 /// Runs `request` as task `task_id`: directly on one file when the router says so, else planned.
@@ -317,6 +320,8 @@ impl Run<'_> {
             s.prompt_tokens.extend(&r.prompt_tokens);
             s.attempts += r.attempts;
             s.well_formed += r.well_formed_edits;
+            s.prompt_evaluated += r.prompt_tokens_evaluated;
+            s.prompt_cached += r.prompt_tokens_cached;
         }
         s.results.insert(
             i,

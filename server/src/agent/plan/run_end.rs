@@ -55,6 +55,8 @@ impl Run<'_> {
             prompt_tokens_max: s.prompt_tokens.iter().copied().max().unwrap_or(0),
             prompt_tokens_total: s.prompt_tokens.iter().sum(),
             prompt_tokens: s.prompt_tokens.clone(),
+            prompt_tokens_evaluated: s.prompt_evaluated,
+            prompt_tokens_cached: s.prompt_cached,
             files_changed: patch.as_ref().map(|p| p.files()).unwrap_or_default(),
             diff: patch.as_ref().map(|p| p.diff()).unwrap_or_default(),
             patch,

@@ -23,6 +23,8 @@ pub struct BackendConfig {
     pub idle_timeout_ms: u64,
     pub request_timeout_ms: u64,
     pub max_loaded_models: u32,
+    /// Ask an OpenAI-compatible server to reuse its cached prompt prefix (llama-server `cache_prompt`).
+    pub prompt_cache: bool,
     /// Idle milliseconds (no interactive model call) before a background call may start.
     pub background_idle_ms: u64,
 }
