@@ -116,6 +116,13 @@ pub async fn read_json(
         .map_err(|e| LlmError::Protocol(format!("{what}: not JSON ({e}): {}", clip(&String::from_utf8_lossy(&bytes)))))
 }
 
+/// What a stream keeps beside its bytes: the model gate's lock and where the
+/// server's prompt accounting goes.
+pub struct StreamHold {
+    pub guard: Option<Box<dyn Send + Sync>>,
+    pub usage: Option<super::PromptUsageSink>,
+}
+
 type Body = Pin<Box<dyn futures::Stream<Item = reqwest::Result<bytes::Bytes>> + Send>>;
 
 struct Driver<D> {
@@ -147,8 +154,7 @@ pub fn drive<D: StreamDecoder>(
     timeouts: Timeouts,
     url: &str,
     started: Instant,
-    guard: Option<Box<dyn Send + Sync>>,
-    usage: Option<super::PromptUsageSink>,
+    held: StreamHold,
 ) -> ChatStream {
     let state = Driver {
         body: Box::pin(resp.bytes_stream()),
@@ -161,8 +167,8 @@ pub fn drive<D: StreamDecoder>(
         last_chunk: Instant::now(),
         got_text: false,
         finished: false,
-        _guard: guard,
-        usage,
+        _guard: held.guard,
+        usage: held.usage,
     };
     Box::pin(futures::stream::unfold(state, |mut s| async move {
         let item = s.next_item().await?;

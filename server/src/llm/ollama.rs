@@ -6,7 +6,7 @@
 //! every option we must send (`num_ctx`, `keep_alive` as seconds) under our control.
 
 use super::gate::{GateGuard, GateState, Priority};
-use super::http::{drive, read_json, send};
+use super::http::{drive, read_json, send, StreamHold};
 use super::shared::ClientShared;
 use super::wire::NdjsonChatDecoder;
 use super::{ChatReply, ChatRequest, ChatStream, LlmError, ModelClient, ModelInfo};
@@ -204,8 +204,7 @@ impl ModelClient for OllamaClient {
             self.shared.timeouts,
             &self.shared.url,
             started,
-            Some(Box::new(gate)),
-            req.usage.clone(),
+            StreamHold { guard: Some(Box::new(gate)), usage: req.usage.clone() },
         ))
     }
 

@@ -8,7 +8,7 @@
 
 use super::budget::{check_fits, PromptSize};
 use super::gate::GateGuard;
-use super::http::{drive, read_json, send};
+use super::http::{drive, read_json, send, StreamHold};
 use super::shared::ClientShared;
 use super::wire::{clip, error_message, SseChatDecoder};
 use super::{ChatReply, ChatRequest, ChatStream, LlmError, ModelClient, ModelInfo};
@@ -219,8 +219,7 @@ impl ModelClient for OpenAiClient {
             self.shared.timeouts,
             &self.shared.url,
             started,
-            Some(Box::new(gate)),
-            req.usage.clone(),
+            StreamHold { guard: Some(Box::new(gate)), usage: req.usage.clone() },
         ))
     }
 
