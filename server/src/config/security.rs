@@ -108,6 +108,7 @@ pub const NOT_SECURITY: &[(&str, &str)] = &[
     ("backend.request_timeout_ms", "how long to wait for the model server"),
     ("backend.max_loaded_models", "memory use of the model server, not what tinycoder may do"),
     ("backend.background_idle_ms", "when background summaries run"),
+    ("backend.prompt_cache", "whether the model server reuses its own cache; nothing leaves the machine"),
     (
         "sandbox.test_command",
         "the project's own tests run in the sandbox under every limit above, as they would with `cargo test`",
