@@ -3,7 +3,8 @@
 //! clients, over JSON-RPC on stdio. A third adapter beside `lsp/` and `cli/`.
 //!
 //! Start reading at `server.rs` (the handlers), then `turn.rs` (one prompt
-//! turn: a question, a fix, an edit or a test run), then `updates.rs` (the
+//! turn: a question, a fix, an edit, a planned request that spans files, or a
+//! test run), then `updates.rs` (the
 //! task's events as `session/update`s) and `writes.rs` (permission, then
 //! `fs/write_text_file`).
 //!

@@ -206,6 +206,8 @@ fn offer_commands(cx: &ConnectionTo<Client>, session: &Session) {
             .input(hint("[FILE[:LINE]] [error]")),
         AvailableCommand::new("edit", "Change FILE[:START-END] as you say, checked by the tests")
             .input(hint("FILE[:START-END] instruction")),
+        AvailableCommand::new("run", "Carry out a request that may span files: planned in steps, each tested")
+            .input(hint("request")),
         AvailableCommand::new("ask", "Answer from the project's code, citing file:line").input(hint("question")),
         AvailableCommand::new("test", "Run the project's tests in the sandbox"),
     ];

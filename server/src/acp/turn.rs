@@ -1,24 +1,30 @@
 //! One prompt turn: what the prompt asks (`intent.rs`), then a question
 //! answered from retrieved context (streamed as message chunks, ending with the
 //! places cited), a fix or an edit through the agent's runtime loop (its events
-//! streamed as tool calls, the tested patch written after permission), or a
-//! test run. The turn's text and reply persist as a chat session turn.
+//! streamed as tool calls, the tested patch written after permission), a
+//! request that spans files through the planner (`agent::plan::run_request`, as
+//! `tinycoder run`: the plan, each step and the whole patch's tests streamed,
+//! the combined patch written after permission file by file), or a test run.
+//! The turn's text and reply persist as a chat session turn.
 
 use super::intent::{classify, mentioned_files, Intent};
 use super::session::{ClientFs, Session, Workspace};
 use super::sources::{ClientFiles, ClientSources};
-use super::updates::{self, message};
+use super::updates::{self, message, PlanUpdates};
 use super::writes::{WriteOutcome, Writer};
 use super::AcpError;
 use crate::agent::{
-    prepare_answer, AgentEnv, AgentRequest, Location, ReportStatus, Runtime, TaskOptions, TaskReport, TestSummary,
+    plan, prepare_answer, AgentEnv, AgentRequest, Location, ReportStatus, Runtime, TaskOptions, TaskReport, TestSummary,
 };
+use crate::config::ModelRole;
+use crate::contracts::RuntimeEvent;
 use crate::llm::ChatRole;
 use agent_client_protocol::v1::schema::{
     ContentBlock, EmbeddedResourceResource, SessionNotification, SessionUpdate, StopReason, ToolCall, ToolCallStatus,
     ToolCallUpdate, ToolCallUpdateFields, ToolKind,
 };
 use futures::StreamExt;
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
@@ -54,7 +60,7 @@ impl Turn {
         let timeout = Duration::from_millis(ws.config.acp.read_timeout_ms);
         let sources = Arc::new(ClientSources::new(&ws.root, client, timeout));
         let (text, files) = self.read_prompt(&prompt, &sources);
-        let intent = classify(&text, &files, &ws.config.acp);
+        let intent = classify(&text, &files, &ws.config.acp, &ws.config.runtime);
         tracing::info!(session = %self.session.id, ?intent, "prompt turn");
         let env = ws.env(sources.clone(), Arc::new(super::human::AcpHuman::new(self.files.clone())));
         let reply = match &intent {
@@ -68,6 +74,7 @@ impl Turn {
                 let request = AgentRequest::Edit { target: target.clone(), instruction: instruction.clone() };
                 self.agent(&env, &sources, request).await
             }
+            Intent::Run { request } => self.planned(&env, &sources, request).await,
         };
         let reply = reply.unwrap_or_else(|e| {
             let said = format!("tinycoder could not finish this turn: {e}");
@@ -205,32 +212,87 @@ impl Turn {
         let ws = self.ws();
         let runtime = Runtime::new(env.clone());
         let task_id = uuid::Uuid::new_v4().to_string();
-        let mut events = ws.bus.subscribe();
         let options = TaskOptions {
             best_attempt: ws.config.acp.best_attempt,
             origin: "acp".into(),
             session_id: Some(self.session.id.clone()),
         };
         let run = runtime.run(&task_id, request, options, self.cancel.clone());
+        let report =
+            self.follow(run, |e| if e.task_id == task_id { updates::project(&ws.root, e) } else { Vec::new() }).await?;
+        self.deliver(env, sources, report).await
+    }
+
+    /// A request that may span files, through the planner path of `tinycoder run` (same
+    /// router, planner and steps): the plan, its steps and the whole patch's tests streamed,
+    /// then the combined patch written like a fix's, one permission per file.
+    async fn planned(&self, env: &AgentEnv, sources: &ClientSources, request: &str) -> Result<String, AcpError> {
+        let ws = self.ws();
+        if request.trim().is_empty() {
+            let said = "`/run` needs the request in words, like `/run add a timeout parameter to fetch and pass it \
+                        from every caller`"
+                .to_string();
+            self.notify(message(said.clone()));
+            return Ok(said);
+        }
+        // The models are checked first, so a server that is down is said at once, not after the baseline tests.
+        let rt = &ws.config.runtime;
+        let route = plan::route(request, &plan::known_files(env), rt.plan_min_files as usize, &rt.plan_keywords);
+        let mut roles = vec![ModelRole::Coder];
+        if matches!(route, plan::Route::Planned { .. }) {
+            roles.push(ModelRole::Planner);
+        }
+        for role in roles {
+            let ready = tokio::select! {
+                r = env.model.check_ready(role) => r,
+                _ = self.cancel.cancelled() => return Ok("cancelled before the request started".into()),
+            };
+            if let Err(e) = ready {
+                let said = format!("The request was not carried out: the model server is not ready: {e}");
+                self.notify(message(said.clone()));
+                return Ok(said);
+            }
+        }
+        let task_id = uuid::Uuid::new_v4().to_string();
+        let options = TaskOptions {
+            best_attempt: ws.config.acp.best_attempt,
+            origin: "acp".into(),
+            session_id: Some(self.session.id.clone()),
+        };
+        let mut view = PlanUpdates::new(&ws.root, &task_id);
+        let run = plan::run_request(env, &task_id, request, None, options, self.cancel.clone());
+        let mut outcome = self.follow(run, |e| view.project(e)).await?;
+        if outcome.report.status == ReportStatus::Failed {
+            outcome.report.summary = format!("The request was not carried out: {}", outcome.report.summary);
+        }
+        self.deliver(env, sources, outcome.report).await
+    }
+
+    /// Drives `run` to its end while the workspace's events go through `project` to the client.
+    async fn follow<T>(
+        &self,
+        run: impl Future<Output = T>,
+        mut project: impl FnMut(&RuntimeEvent) -> Vec<SessionUpdate>,
+    ) -> T {
+        // Subscribed before `run` is first polled, so its first event is seen.
+        let mut events = self.ws().bus.subscribe();
         tokio::pin!(run);
         let mut open = true;
-        let report = loop {
+        let out = loop {
             tokio::select! {
                 biased;
                 e = events.recv(), if open => match e {
-                    Ok(e) if e.task_id == task_id => updates::project(&ws.root, &e).into_iter().for_each(|u| self.notify(u)),
-                    Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+                    Ok(e) => project(&e).into_iter().for_each(|u| self.notify(u)),
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
                     Err(tokio::sync::broadcast::error::RecvError::Closed) => open = false,
                 },
-                r = &mut run => break r?,
+                r = &mut run => break r,
             }
         };
         while let Ok(e) = events.try_recv() {
-            if e.task_id == task_id {
-                updates::project(&ws.root, &e).into_iter().for_each(|u| self.notify(u));
-            }
+            project(&e).into_iter().for_each(|u| self.notify(u));
         }
-        self.deliver(env, sources, report).await
+        out
     }
 
     /// Writes the report's patch (when there is one and the turn was not cancelled) and says how it ended.

@@ -3,7 +3,9 @@
 //! each write (allow once, allow always, reject, reject always; the "always"
 //! answers persist in the workspace store, action `write`, pattern = the file),
 //! then `fs/write_text_file` when the client offers it (the edit lands in the
-//! editor's buffer), else an atomic write to the disk.
+//! editor's buffer), else an atomic write to the disk. A file the patch creates
+//! (`before` empty, nothing there yet) is shown as a new file and made only
+//! after permission, with its folders.
 
 use super::sources::{ClientFiles, ClientSources};
 use super::updates::{location, text};
@@ -62,8 +64,12 @@ impl Writer<'_> {
     /// Shows `change` as tool call `id`, asks before writing it, writes it; `note` says how it was tested.
     pub async fn write(&self, id: &str, change: &FileChange, note: &str) -> WriteOutcome {
         let path = self.root.join(&change.path);
-        let diff = Diff::new(path.clone(), change.after.clone()).old_text(change.before.clone());
-        let title = format!("Write {} ({note})", change.path);
+        let created = change.before.is_empty() && !path.exists();
+        // ACP shows a diff without old text as a new file.
+        let diff = Diff::new(path.clone(), change.after.clone());
+        let diff = if created { diff } else { diff.old_text(change.before.clone()) };
+        let verb = if created { "Create" } else { "Write" };
+        let title = format!("{verb} {} ({note})", change.path);
         self.notify(SessionUpdate::ToolCall(
             ToolCall::new(id.to_string(), title.clone())
                 .kind(ToolKind::Edit)
@@ -143,11 +149,21 @@ impl Writer<'_> {
         Some(*choice)
     }
 
-    /// Writes `change` if the file still holds what the task read.
+    /// Writes `change` if the file still holds what the task read (a new file: if it is still absent).
     async fn apply(&self, change: &FileChange, path: &Path) -> Result<(), String> {
         let current = self.sources.read_fresh(&change.path).await.unwrap_or_default();
         if current != change.before {
             return Err(format!("{} changed since tinycoder read it; run the turn again", change.path));
+        }
+        if !path.exists() {
+            // A new file's folders exist only once the write is allowed (a client creates the
+            // file itself, not always its folders).
+            if let Some(dir) = path.parent() {
+                std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+            }
+            if !self.can_write {
+                return create_new(path, &change.after).map_err(|e| format!("{}: {e}", path.display()));
+            }
         }
         if self.can_write {
             return self
@@ -160,6 +176,14 @@ impl Writer<'_> {
     }
 }
 
+/// A new file, refused when one appeared meanwhile (never replaced unseen); the usual
+/// permissions of a new file, not a temp file's.
+fn create_new(path: &Path, text: &str) -> std::io::Result<()> {
+    let mut f = std::fs::OpenOptions::new().write(true).create_new(true).open(path)?;
+    f.write_all(text.as_bytes())?;
+    f.sync_all()
+}
+
 /// Temp file next to `path`, then rename (permissions kept).
 fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
     let dir = path.parent().ok_or_else(|| std::io::Error::other("no parent folder"))?;
@@ -170,4 +194,19 @@ fn write_atomically(path: &Path, text: &str) -> std::io::Result<()> {
         let _ = std::fs::set_permissions(tmp.path(), meta.permissions());
     }
     tmp.persist(path).map(|_| ()).map_err(|e| e.error)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_new_file_is_created_but_never_replaces_one_that_appeared() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("new.py");
+        create_new(&path, "x = 1\n").unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "x = 1\n");
+        assert!(create_new(&path, "x = 2\n").is_err());
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "x = 1\n");
+    }
 }
