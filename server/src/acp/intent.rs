@@ -31,15 +31,6 @@ fn has_any(text: &str, list: &[String]) -> bool {
     words(text).any(|w| list.iter().any(|l| l.eq_ignore_ascii_case(&w)))
 }
 
-/// True when one of `phrases` appears in `text` as whole words ("move" is not in "remove").
-fn has_phrase(text: &str, phrases: &[String]) -> bool {
-    let padded = format!(" {} ", words(text).collect::<Vec<_>>().join(" "));
-    phrases.iter().any(|p| {
-        let p: Vec<String> = words(p).collect();
-        !p.is_empty() && padded.contains(&format!(" {} ", p.join(" ")))
-    })
-}
-
 /// The request handed to the planner: the prompt's words, plus the files it attached
 /// (links, embedded files) that its words do not name, so the planner sees them too.
 fn run_request(text: &str, files: &[Location]) -> String {
@@ -103,7 +94,7 @@ pub fn classify(text: &str, files: &[Location], cfg: &AcpConfig, runtime: &Runti
     }
     if !question && has_any(trimmed, &cfg.edit_words) {
         let many = !files.is_empty() && files.len() >= runtime.plan_min_files as usize;
-        if many || has_phrase(trimmed, &runtime.plan_keywords) {
+        if many || crate::agent::plan::said_phrase(trimmed, &runtime.plan_keywords).is_some() {
             return Intent::Run { request: run_request(trimmed, files) };
         }
         if let Some(target) = file {

@@ -27,7 +27,7 @@ pub use graph::{suggest, validate, PlanError, TaskGraph};
 pub use layered::LayeredSources;
 pub use log::TaskLog;
 pub use planner::{known_files, make_plan, planner_messages, Planned, PlannerError};
-pub use route::{named_files, route, Route};
+pub use route::{named_files, route, said_phrase, Route};
 pub use run::{run_request, PlanOutcome, StepResult};
 pub use schedule::{run_graph, StepState};
 

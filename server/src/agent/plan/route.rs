@@ -49,11 +49,26 @@ pub fn named_files(request: &str, known: &[String]) -> Vec<String> {
     out
 }
 
+/// The first of `phrases` that `text` says as whole words, case aside
+/// ("move" is not in "remove", "tests for" matches "Tests  for").
+pub fn said_phrase<'a>(text: &str, phrases: &'a [String]) -> Option<&'a String> {
+    fn words(text: &str) -> Vec<String> {
+        text.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '\''))
+            .filter(|w| !w.is_empty())
+            .map(str::to_lowercase)
+            .collect()
+    }
+    let padded = format!(" {} ", words(text).join(" "));
+    phrases.iter().find(|p| {
+        let p = words(p);
+        !p.is_empty() && padded.contains(&format!(" {} ", p.join(" ")))
+    })
+}
+
 /// Decides how `request` runs. `plan_min_files` and `keywords` come from `[runtime]`.
 pub fn route(request: &str, known: &[String], plan_min_files: usize, keywords: &[String]) -> Route {
     let named = named_files(request, known);
-    let lower = request.to_lowercase();
-    if let Some(k) = keywords.iter().find(|k| !k.is_empty() && lower.contains(&k.to_lowercase())) {
+    if let Some(k) = said_phrase(request, keywords) {
         return Route::Planned { reason: format!("the request says \"{k}\", which usually spans files") };
     }
     match named.as_slice() {
@@ -95,5 +110,15 @@ mod tests {
         assert!(matches!(route("fix app.py", &known(), 2, &words()), Route::Planned { .. }));
         // plan_min_files = 1 plans every request.
         assert!(matches!(route("fix src/app.py", &known(), 1, &words()), Route::Planned { .. }));
+    }
+
+    #[test]
+    fn keywords_match_whole_words_only() {
+        let keys = vec!["move".to_string(), "tests for".to_string()];
+        assert_eq!(said_phrase("remove the check from src/app.py", &keys), None);
+        assert_eq!(said_phrase("Move `fetch` into net", &keys).map(String::as_str), Some("move"));
+        assert_eq!(said_phrase("write Tests  for parser.rs", &keys).map(String::as_str), Some("tests for"));
+        let r = route("remove the check from src/app.py", &known(), 2, &keys);
+        assert!(matches!(r, Route::Direct { .. }), "{r:?}");
     }
 }
