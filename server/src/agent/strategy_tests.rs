@@ -112,7 +112,7 @@ async fn another_approach_drops_the_failed_replies_and_names_them() {
 }
 
 #[tokio::test]
-async fn more_context_widens_the_next_context_and_rounds_are_bounded() {
+async fn more_context_and_another_approach_each_buy_an_attempt_and_rounds_are_bounded() {
     // Two rounds (the default): more context, then another approach; then the task fails.
     let answers = vec![StrategyChoice::MoreContext, StrategyChoice::OtherApproach];
     let (ws, human) = with_human(vec![reply(WRONG), reply(WRONG), reply(WRONG), reply(WRONG)], answers);
@@ -121,12 +121,8 @@ async fn more_context_widens_the_next_context_and_rounds_are_bounded() {
     assert_eq!(report.attempts, 4);
     assert_eq!(human.asked.lock().unwrap().len(), 2, "asked at most runtime.strategy_rounds times");
     let events = ws.env.bus.catch_up(&id, 0).await.expect("events");
-    let budgets: Vec<u64> = events
-        .iter()
-        .filter(|e| e.event_type == EventType::ContextBuilt)
-        .map(|e| e.payload["sections"].as_array().map(|s| s.len() as u64).unwrap_or(0))
-        .collect();
-    assert_eq!(budgets.len(), 4, "{budgets:?}");
+    let contexts = events.iter().filter(|e| e.event_type == EventType::ContextBuilt).count();
+    assert_eq!(contexts, 4, "one context per attempt, two of them bought by the answers");
 }
 
 #[tokio::test]
