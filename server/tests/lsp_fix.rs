@@ -29,41 +29,10 @@ fn run(url: &str) {
     client.replies.insert("workspace/applyEdit".into(), json!({"applied": true}));
     client.initialize(&["utf-16"], common::agent_init_options(url));
 
-    let red = client
-        .request("workspace/executeCommand", json!({"command": "tinycoder.runTests", "arguments": []}))
-        .expect("runTests");
-    assert_eq!(red["passed"], false, "{red:#}");
     let test_uri = file_uri(&root, "tests/test_prices.py");
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let diagnostic = loop {
-        let found = client
-            .inbox
-            .iter()
-            .rev()
-            .find(|m| m["method"] == "textDocument/publishDiagnostics" && m["params"]["uri"] == test_uri)
-            .cloned();
-        if let Some(m) = found {
-            break m["params"]["diagnostics"][0].clone();
-        }
-        let m = client.next_before(deadline, "the test diagnostics");
-        client.inbox.push_back(m);
-    };
-    assert_eq!(diagnostic["source"], "tinycoder");
-
     // List the code actions at the diagnostic, as an editor's light bulb does, and take the quick-fix.
-    let actions = client
-        .request(
-            "textDocument/codeAction",
-            json!({"textDocument": {"uri": test_uri}, "range": diagnostic["range"], "context": {"diagnostics": [diagnostic]}}),
-        )
-        .expect("codeAction");
-    let quickfix = actions.as_array().unwrap().iter().find(|a| a["kind"] == "quickfix").cloned().expect("a quick-fix");
-    let started = client
-        .request(
-            "workspace/executeCommand",
-            json!({"command": quickfix["command"]["command"], "arguments": quickfix["command"]["arguments"]}),
-        )
-        .expect("tinycoder.fix starts");
+    let (diagnostic, started) = client.start_test_quick_fix("tests/test_prices.py");
+    assert_eq!(diagnostic["source"], "tinycoder");
     assert!(started["taskId"].is_string() && started["jobId"].is_string(), "{started:#}");
 
     // The patch arrives as workspace/applyEdit (auto-answered `applied: true`, as a user accepting it).

@@ -7,7 +7,7 @@
 mod common;
 mod lsp_client;
 
-use lsp_client::{file_uri, LspClient};
+use lsp_client::LspClient;
 use serde_json::{json, Value};
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
@@ -39,38 +39,7 @@ fn run(url: &str) {
     options["runtime"] = json!({"max_retries": 0, "critic": false, "strategy_rounds": 1});
     client.initialize(&["utf-16"], options);
 
-    let red = client
-        .request("workspace/executeCommand", json!({"command": "tinycoder.runTests", "arguments": []}))
-        .expect("runTests");
-    assert_eq!(red["passed"], false, "{red:#}");
-    let test_uri = file_uri(&root, "tests/test_prices.py");
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let diagnostic = loop {
-        let found = client
-            .inbox
-            .iter()
-            .rev()
-            .find(|m| m["method"] == "textDocument/publishDiagnostics" && m["params"]["uri"] == test_uri)
-            .cloned();
-        if let Some(m) = found {
-            break m["params"]["diagnostics"][0].clone();
-        }
-        let m = client.next_before(deadline, "the test diagnostics");
-        client.inbox.push_back(m);
-    };
-    let actions = client
-        .request(
-            "textDocument/codeAction",
-            json!({"textDocument": {"uri": test_uri}, "range": diagnostic["range"], "context": {"diagnostics": [diagnostic]}}),
-        )
-        .expect("codeAction");
-    let quickfix = actions.as_array().unwrap().iter().find(|a| a["kind"] == "quickfix").cloned().expect("a quick-fix");
-    client
-        .request(
-            "workspace/executeCommand",
-            json!({"command": quickfix["command"]["command"], "arguments": quickfix["command"]["arguments"]}),
-        )
-        .expect("tinycoder.fix starts");
+    client.start_test_quick_fix("tests/test_prices.py");
 
     let deadline = Instant::now() + DEADLINE;
     let (mut question, mut asked_text, mut end): (Option<Value>, Option<Value>, Option<Value>) = (None, None, None);

@@ -3,43 +3,33 @@
 //! `permissions.non_interactive` (default "deny") and never runs. The plan has
 //! no edit step, so no model is needed: the backend points at a closed port.
 
+mod common;
+
+use common::CliHome;
 use serde_json::Value;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::path::Path;
+use std::process::Stdio;
 
 const COMMAND: &str = "touch MARKER && rm -rf build";
 
-struct Home {
-    _dir: tempfile::TempDir,
-    data: PathBuf,
-    ws: PathBuf,
-}
-
-fn home() -> Home {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let base = dir.path().canonicalize().expect("canonical temp dir");
-    let (data, ws) = (base.join("data"), base.join("ws"));
-    std::fs::create_dir_all(ws.join("build")).expect("ws");
-    std::fs::write(ws.join("build/out.txt"), "built\n").unwrap();
-    std::fs::write(ws.join("notes.md"), "# notes\n").unwrap();
-    Home { _dir: dir, data, ws }
+fn home() -> CliHome {
+    let h = CliHome::new();
+    std::fs::create_dir_all(h.ws.join("build")).expect("ws");
+    std::fs::write(h.ws.join("build/out.txt"), "built\n").unwrap();
+    std::fs::write(h.ws.join("notes.md"), "# notes\n").unwrap();
+    h
 }
 
 fn write_plan(path: &Path, steps: Value) {
     std::fs::write(path, serde_json::to_string_pretty(&serde_json::json!({"steps": steps})).unwrap()).unwrap();
 }
 
-fn run_plan(h: &Home, plan: &Path) -> (Option<i32>, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_tinycoder"))
-        .arg("--workspace")
-        .arg(&h.ws)
-        .args(["run", "clean the build folder", "--plan"])
+fn run_plan(h: &CliHome, plan: &Path) -> (Option<i32>, String, String) {
+    let out = h
+        .command(&["run", "clean the build folder", "--plan"])
         .arg(plan)
         .arg("--json")
         .stdin(Stdio::null())
-        .env("TINYCODER_DATA_DIR", &h.data)
-        .env("TINYCODER_CACHE_DIR", h.data.join("cache"))
-        .env("TINYCODER_CONFIG", h.data.join("no-user-config.toml"))
         // Nothing listens here: the run must not need a model.
         .env("TINYCODER_BACKEND__URL", "http://127.0.0.1:9")
         .env_remove("TINYCODER_PERMISSIONS__NON_INTERACTIVE")
@@ -77,15 +67,7 @@ fn a_dangerous_command_step_is_denied_without_a_terminal_and_never_runs() {
     assert!(!h.ws.join("MARKER").exists(), "the command never ran");
     assert!(h.ws.join("build/out.txt").exists(), "the user's files are untouched");
     // The policy answered, not a person: nothing is remembered, so a terminal asks next time.
-    let listed = Command::new(env!("CARGO_BIN_EXE_tinycoder"))
-        .arg("--workspace")
-        .arg(&h.ws)
-        .args(["permissions", "list", "--json"])
-        .env("TINYCODER_DATA_DIR", &h.data)
-        .env("TINYCODER_CACHE_DIR", h.data.join("cache"))
-        .env("TINYCODER_CONFIG", h.data.join("no-user-config.toml"))
-        .output()
-        .expect("permissions list");
+    let listed = h.command(&["permissions", "list", "--json"]).output().expect("permissions list");
     let stored: Value = serde_json::from_slice(&listed.stdout).unwrap_or(Value::Null);
     assert_eq!(stored, serde_json::json!([]), "no decision stored: {}", String::from_utf8_lossy(&listed.stdout));
 }

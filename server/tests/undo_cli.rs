@@ -3,9 +3,11 @@
 //! (`undo::apply_patch`, which records the undo point), then the binary undoes
 //! them newest first, refuses a file changed since, and says when nothing is left.
 
+mod common;
+
+use common::CliHome;
 use serde_json::Value;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 use tinycoder::edits::{FileChange, Patch};
 use tinycoder::paths::WorkspacePaths;
 use tinycoder::undo::{apply_patch, PatchInfo};
@@ -16,25 +18,16 @@ const NOTES_BEFORE: &str = "first\nlast line without newline";
 const NOTES_AFTER: &str = "first\nsecond\nlast line without newline";
 const BLOB: &[u8] = b"\x00\xff\xfe binary \xc3\x28\n";
 
-struct Home {
-    _dir: tempfile::TempDir,
-    data: PathBuf,
-    ws: PathBuf,
-}
-
-fn home() -> Home {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let base = dir.path().canonicalize().expect("canonical temp dir");
-    let (data, ws) = (base.join("data"), base.join("ws"));
-    std::fs::create_dir_all(&ws).expect("ws");
-    std::fs::write(ws.join("calc.py"), CALC_BEFORE).unwrap();
-    std::fs::write(ws.join("notes.txt"), NOTES_BEFORE).unwrap();
-    std::fs::write(ws.join("blob.bin"), BLOB).unwrap();
-    Home { _dir: dir, data, ws }
+fn home() -> CliHome {
+    let h = CliHome::new();
+    std::fs::write(h.ws.join("calc.py"), CALC_BEFORE).unwrap();
+    std::fs::write(h.ws.join("notes.txt"), NOTES_BEFORE).unwrap();
+    std::fs::write(h.ws.join("blob.bin"), BLOB).unwrap();
+    h
 }
 
 /// The workspace's directories as the binary computes them under `TINYCODER_DATA_DIR`.
-fn paths(h: &Home) -> WorkspacePaths {
+fn paths(h: &CliHome) -> WorkspacePaths {
     let key = tinycoder::paths::workspace_key(&h.ws);
     WorkspacePaths {
         root: h.ws.clone(),
@@ -44,7 +37,7 @@ fn paths(h: &Home) -> WorkspacePaths {
 }
 
 /// Writes `changes` as `tinycoder fix --yes` does, recording the undo point.
-fn applied(h: &Home, summary: &str, changes: &[(&str, &str, &str)]) {
+fn applied(h: &CliHome, summary: &str, changes: &[(&str, &str, &str)]) {
     let patch = Patch {
         changes: changes
             .iter()
@@ -62,16 +55,8 @@ struct Run {
     stderr: String,
 }
 
-fn tinycoder(h: &Home, args: &[&str]) -> Run {
-    let out = Command::new(env!("CARGO_BIN_EXE_tinycoder"))
-        .arg("--workspace")
-        .arg(&h.ws)
-        .args(args)
-        .env("TINYCODER_DATA_DIR", &h.data)
-        .env("TINYCODER_CACHE_DIR", h.data.join("cache"))
-        .env("TINYCODER_CONFIG", h.data.join("no-user-config.toml"))
-        .output()
-        .expect("run tinycoder");
+fn tinycoder(h: &CliHome, args: &[&str]) -> Run {
+    let out = h.command(args).output().expect("run tinycoder");
     Run {
         code: out.status.code(),
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),

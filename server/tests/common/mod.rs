@@ -187,3 +187,40 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+/// A temporary home for driving the `tinycoder` binary: a data folder and a
+/// workspace folder (created, canonical paths), and no user configuration.
+pub struct CliHome {
+    _dir: tempfile::TempDir,
+    pub data: std::path::PathBuf,
+    pub ws: std::path::PathBuf,
+}
+
+impl Default for CliHome {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl CliHome {
+    /// A fresh home with an empty workspace folder.
+    pub fn new() -> Self {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let base = dir.path().canonicalize().expect("canonical temp dir");
+        let (data, ws) = (base.join("data"), base.join("ws"));
+        std::fs::create_dir_all(&ws).expect("ws");
+        Self { _dir: dir, data, ws }
+    }
+
+    /// `tinycoder --workspace WS ARGS` with this home's data, cache and (absent) user config.
+    pub fn command(&self, args: &[&str]) -> std::process::Command {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_tinycoder"));
+        cmd.arg("--workspace")
+            .arg(&self.ws)
+            .args(args)
+            .env("TINYCODER_DATA_DIR", &self.data)
+            .env("TINYCODER_CACHE_DIR", self.data.join("cache"))
+            .env("TINYCODER_CONFIG", self.data.join("no-user-config.toml"));
+        cmd
+    }
+}

@@ -140,6 +140,46 @@ impl LspClient {
         })
     }
 
+    /// Runs the tests (they must fail), waits for the diagnostics of the test file
+    /// `test_rel`, lists the code actions there as an editor's light bulb does and runs
+    /// the quick-fix: the diagnostic and the command's answer.
+    pub fn start_test_quick_fix(&mut self, test_rel: &str) -> (Value, Value) {
+        let red = self
+            .request("workspace/executeCommand", json!({"command": "tinycoder.runTests", "arguments": []}))
+            .expect("runTests");
+        assert_eq!(red["passed"], false, "{red:#}");
+        let test_uri = file_uri(self.root(), test_rel);
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let diagnostic = loop {
+            let found = self
+                .inbox
+                .iter()
+                .rev()
+                .find(|m| m["method"] == "textDocument/publishDiagnostics" && m["params"]["uri"] == test_uri)
+                .cloned();
+            if let Some(m) = found {
+                break m["params"]["diagnostics"][0].clone();
+            }
+            let m = self.next_before(deadline, "the test diagnostics");
+            self.inbox.push_back(m);
+        };
+        let actions = self
+            .request(
+                "textDocument/codeAction",
+                json!({"textDocument": {"uri": test_uri}, "range": diagnostic["range"], "context": {"diagnostics": [diagnostic]}}),
+            )
+            .expect("codeAction");
+        let quickfix =
+            actions.as_array().unwrap().iter().find(|a| a["kind"] == "quickfix").cloned().expect("a quick-fix");
+        let started = self
+            .request(
+                "workspace/executeCommand",
+                json!({"command": quickfix["command"]["command"], "arguments": quickfix["command"]["arguments"]}),
+            )
+            .expect("tinycoder.fix starts");
+        (diagnostic, started)
+    }
+
     /// Receives the next message, answering server requests the way an editor would.
     pub fn recv(&mut self, timeout: Duration) -> Option<Value> {
         match self.rx.recv_timeout(timeout) {
