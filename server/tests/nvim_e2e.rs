@@ -48,6 +48,8 @@ fn neovim_fixes_a_failing_test_through_the_preview_and_chats_about_the_project()
         .env("TINYCODER_BIN", env!("CARGO_BIN_EXE_tinycoder"))
         .env("TINYCODER_PLUGIN", repo.join("editors/nvim"))
         .env("TINYCODER_ROOT", &root)
+        // A headless Neovim cannot answer the strategy question (lsp_strategy.rs covers it).
+        .env("TINYCODER_RUNTIME__STRATEGY_ROUNDS", "0")
         .env("TINYCODER_URL", &url)
         .env("TINYCODER_MODEL", common::AGENT_MODEL)
         .env("TINYCODER_OUT", &out)
