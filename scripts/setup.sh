@@ -7,7 +7,8 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 log() { printf '[setup %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 
 need=()
-for p in curl git neovim patch python3-venv nlohmann-json3-dev libstb-dev build-essential cmake; do
+# cmake and libclang-dev build the embedded backend (llama.cpp, bindgen).
+for p in curl git neovim patch python3-venv nlohmann-json3-dev libstb-dev build-essential cmake libclang-dev; do
   dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
 done
 if ((${#need[@]})); then

@@ -9,6 +9,7 @@
 #   scripts/testbed.sh down     stop what `up` started
 #   scripts/testbed.sh status   show what runs and where the logs are
 #   scripts/testbed.sh env      print the environment variables tests read
+#   scripts/testbed.sh models   only fetch and assemble the Qwen2.5-Coder GGUFs (for the embedded backend)
 #
 # Idempotent: a server already answering on its port is reused. Slow builds are
 # cached under $TINYCODER_TESTBED_HOME (default ~/.cache/tinycoder/testbed),
@@ -269,6 +270,10 @@ stop_one() { # name
 print_env() {
   echo "export TINYCODER_TEST_OLLAMA_URL=$OLLAMA_URL"
   echo "export TINYCODER_TEST_OPENAI_URL=$LLAMA_URL"
+  # The GGUFs themselves, for the embedded backend's tests: llama-server's
+  # models dir (`<name>.gguf`) and the Ollama store the test bed's Ollama uses.
+  echo "export TINYCODER_TEST_MODELS_DIR=$MODELS"
+  echo "export TINYCODER_TEST_OLLAMA_MODELS=$HOME_DIR/ollama-models"
 }
 
 case "${1:-up}" in
@@ -296,5 +301,12 @@ case "${1:-up}" in
     echo "logs: $LOGS"
     ;;
   env) print_env ;;
-  *) die "usage: $0 up|down|status|env" ;;
+  models) # only the Qwen2.5-Coder GGUFs: what the embedded backend's main job needs
+    exec 9>"$RUN/up.lock"
+    flock 9
+    ensure_venv
+    ensure_qwen
+    print_env
+    ;;
+  *) die "usage: $0 up|down|status|env|models" ;;
 esac

@@ -14,6 +14,7 @@ mod events;
 mod index;
 mod lsp;
 mod memory;
+mod models;
 mod permissions;
 mod plan_cmd;
 mod test_cmd;
@@ -63,6 +64,8 @@ pub enum Command {
     Config(config_cmd::Args),
     /// Check the backend, models, storage and sandbox; print each problem with its fix.
     Doctor(doctor::Args),
+    /// List the models tinycoder can use (on disk for the embedded backend, and on the server).
+    Models(models::Args),
     /// Index the workspace.
     Index(index::IndexArgs),
     /// Search the workspace index.
@@ -135,7 +138,8 @@ impl CliContext {
 
 fn init_logging(default_level: &str) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default_level));
+        // llama.cpp warns about quirks of model files the user cannot act on.
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(format!("{default_level},llama_cpp_2=error")));
     let _ =
         tracing_subscriber::fmt().with_writer(std::io::stderr).with_env_filter(filter).with_target(false).try_init();
 }
@@ -175,6 +179,7 @@ pub fn main() -> ExitCode {
             Command::Chat(a) => chat::run(a, workspace).await,
             Command::Config(a) => config_cmd::run(a, workspace).await,
             Command::Doctor(a) => doctor::run(a, workspace).await,
+            Command::Models(a) => models::run(a, workspace).await,
             Command::Index(a) => index::run_index(a, workspace).await,
             Command::Search(a) => index::run_search(a, workspace).await,
             Command::Context(a) => index::run_context(a, workspace).await,

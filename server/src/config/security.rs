@@ -65,6 +65,16 @@ pub const SECURITY_KEYS: &[SecurityKey] = &[
         Compare::EmptyOrUnchanged,
         "which secret from the environment is sent to the model server",
     ),
+    key(
+        "backend.models_dir",
+        Compare::EmptyOrUnchanged,
+        "which model files tinycoder's own process loads (a crafted GGUF is code-like input)",
+    ),
+    key("backend.ollama_models", Compare::EmptyOrUnchanged, "which model files tinycoder's own process loads"),
+    key("models.planner.path", Compare::EmptyOrUnchanged, "which model file tinycoder's own process loads"),
+    key("models.coder.path", Compare::EmptyOrUnchanged, "which model file tinycoder's own process loads"),
+    key("models.critic.path", Compare::EmptyOrUnchanged, "which model file tinycoder's own process loads"),
+    key("models.summarizer.path", Compare::EmptyOrUnchanged, "which model file tinycoder's own process loads"),
     key("store.dir", Compare::EmptyOrUnchanged, "where remembered permission decisions are read from"),
     key("permissions.rules", Compare::SupersetIsTighter, "which shell commands wait for the user's decision"),
     key(
@@ -109,6 +119,7 @@ pub const NOT_SECURITY: &[(&str, &str)] = &[
     ("backend.max_loaded_models", "memory use of the model server, not what tinycoder may do"),
     ("backend.background_idle_ms", "when background summaries run"),
     ("backend.prompt_cache", "whether the model server reuses its own cache; nothing leaves the machine"),
+    ("backend.threads", "CPU use of the embedded backend"),
     (
         "sandbox.test_command",
         "the project's own tests run in the sandbox under every limit above, as they would with `cargo test`",
@@ -288,8 +299,13 @@ mod tests {
         }
         assert!(missing.is_empty(), "classify these as security keys or not: {missing:?}");
         for k in SECURITY_KEYS {
-            let (section, leaf) = k.key.split_once('.').expect("dotted");
-            assert!(defaults[section].as_table().expect("section").contains_key(leaf), "{} is not a config key", k.key);
+            let mut cur = Some(&defaults);
+            let parts: Vec<&str> = k.key.split('.').collect();
+            for p in &parts[..parts.len() - 1] {
+                cur = cur.and_then(|t| t.get(*p)).and_then(|v| v.as_table());
+            }
+            let leaf = parts[parts.len() - 1];
+            assert!(cur.is_some_and(|t| t.contains_key(leaf)), "{} is not a config key", k.key);
         }
     }
 }

@@ -33,6 +33,12 @@ fn cases() -> Vec<(&'static str, Value, Option<Value>)> {
     vec![
         ("backend.url", parse(r#""http://models.evil.example:11434""#), Some(parse(r#""http://localhost:9""#))),
         ("backend.api_key_env", parse(r#""AWS_SECRET_ACCESS_KEY""#), None),
+        ("backend.models_dir", parse(r#""./models-from-the-repo""#), None),
+        ("backend.ollama_models", parse(r#""./store-from-the-repo""#), None),
+        ("models.planner.path", parse(r#""crafted.gguf""#), None),
+        ("models.coder.path", parse(r#""crafted.gguf""#), None),
+        ("models.critic.path", parse(r#""crafted.gguf""#), None),
+        ("models.summarizer.path", parse(r#""crafted.gguf""#), None),
         ("store.dir", parse(r#"".tinycoder-decisions""#), None),
         ("permissions.rules", parse("[]"), Some(with_extra("permissions.rules", extra_rule))),
         ("permissions.non_interactive", parse(r#""allow""#), None),
@@ -65,12 +71,16 @@ fn cases() -> Vec<(&'static str, Value, Option<Value>)> {
 }
 
 fn layer(dotted: &str, value: &Value) -> Table {
-    let (section, key) = dotted.split_once('.').expect("dotted");
-    let mut inner = Table::new();
-    inner.insert(key.into(), value.clone());
-    let mut t = Table::new();
-    t.insert(section.into(), Value::Table(inner));
-    t
+    let mut v = value.clone();
+    for part in dotted.rsplit('.') {
+        let mut t = Table::new();
+        t.insert(part.into(), v);
+        v = Value::Table(t);
+    }
+    match v {
+        Value::Table(t) => t,
+        _ => unreachable!("wrapped in a table above"),
+    }
 }
 
 struct Fixture {
@@ -112,8 +122,12 @@ impl Fixture {
 }
 
 fn lookup(t: &Table, dotted: &str) -> Value {
-    let (section, key) = dotted.split_once('.').expect("dotted");
-    t[section][key].clone()
+    let mut parts = dotted.split('.');
+    let mut cur = t[parts.next().expect("dotted")].clone();
+    for p in parts {
+        cur = cur[p].clone();
+    }
+    cur
 }
 
 #[test]

@@ -36,7 +36,10 @@ pub async fn diagnose(config: &Config) -> Vec<ModelCheck> {
 
 /// [`diagnose`] with a given client.
 pub async fn diagnose_with(client: &dyn ModelClient, config: &Config) -> Vec<ModelCheck> {
-    let kind = config.backend.kind;
+    let kind = client.backend();
+    if kind == BackendKind::Embedded {
+        return diagnose_embedded(client, config).await;
+    }
     let models = match client.list_models().await {
         Ok(m) => m,
         Err(e) => {
@@ -47,6 +50,10 @@ pub async fn diagnose_with(client: &dyn ModelClient, config: &Config) -> Vec<Mod
                 BackendKind::Openai => {
                     format!("start the server (e.g. `llama-server --models-dir DIR --port 8080`) or set backend.url (now {})", client.url())
                 }
+                BackendKind::Auto | BackendKind::Embedded => format!(
+                    "start Ollama (`ollama serve`) or set backend.url (now {}); or, with no server at all, pull the models with `ollama pull` or set backend.models_dir so the embedded backend finds them",
+                    client.url()
+                ),
             };
             return vec![ModelCheck::fail("backend", e.to_string(), fix)];
         }
@@ -63,21 +70,79 @@ pub async fn diagnose_with(client: &dyn ModelClient, config: &Config) -> Vec<Mod
 
 fn kind_name(kind: BackendKind) -> &'static str {
     match kind {
-        BackendKind::Ollama => "Ollama",
+        BackendKind::Ollama | BackendKind::Auto => "Ollama",
         BackendKind::Openai => "OpenAI-compatible",
+        BackendKind::Embedded => "embedded",
     }
+}
+
+/// The embedded backend: each role's model is found on disk, loads, and its trained context covers `num_ctx`.
+async fn diagnose_embedded(client: &dyn ModelClient, config: &Config) -> Vec<ModelCheck> {
+    let locator = super::local_models::ModelLocator::new(&config.backend);
+    let on_disk = locator.list().len();
+    let store = locator.ollama_store().map(|p| p.display().to_string()).unwrap_or_else(|| "none found".into());
+    let mut checks = vec![ModelCheck::pass(
+        "backend",
+        format!("embedded llama.cpp, no server ({on_disk} models on disk; Ollama's store: {store})"),
+    )];
+    for role in ModelRole::ALL {
+        let m = config.models.get(role);
+        let subject = format!("model for {role}");
+        let found = match locator.find_role(config, role) {
+            Ok(f) => f,
+            Err(why) => {
+                checks.push(ModelCheck::fail(subject, format!("`{}` not found", m.name), why));
+                continue;
+            }
+        };
+        let where_ = format!("{} ({})", found.path.display(), found.source.describe());
+        let info = match super::local_models::read_gguf_info(&found.path) {
+            Ok(i) => i,
+            Err(e) => {
+                checks.push(ModelCheck::fail(subject, e, format!("point models.{role} at a GGUF model file")));
+                continue;
+            }
+        };
+        if let Err(e) = client.count_tokens(role, "hello").await {
+            checks.push(ModelCheck::fail(
+                subject,
+                format!("`{}` at {where_} does not load: {e}", m.name),
+                "use a GGUF that llama.cpp supports",
+            ));
+            continue;
+        }
+        checks.push(match info.context_length {
+            Some(ctx) if u64::from(m.num_ctx) > ctx => ModelCheck::fail(
+                subject,
+                format!("`{}`: num_ctx {} is more than the model's context length {ctx}", m.name, m.num_ctx),
+                format!("set models.{role}.num_ctx to at most {ctx}"),
+            ),
+            ctx => ModelCheck::pass(
+                subject,
+                format!(
+                    "`{}` loads from {where_}, context length {}, num_ctx {}",
+                    m.name,
+                    ctx.map(|c| c.to_string()).unwrap_or_else(|| "not in the file".into()),
+                    m.num_ctx
+                ),
+            ),
+        });
+    }
+    checks
 }
 
 fn check_role(kind: BackendKind, role: ModelRole, config: &Config, models: &[ModelInfo]) -> ModelCheck {
     let m = config.models.get(role);
     let subject = format!("model for {role}");
     let found = models.iter().find(|info| match kind {
-        BackendKind::Ollama => full_name(&info.name) == full_name(&m.name),
-        BackendKind::Openai => info.name == m.name,
+        BackendKind::Ollama | BackendKind::Auto => full_name(&info.name) == full_name(&m.name),
+        BackendKind::Openai | BackendKind::Embedded => info.name == m.name,
     });
     let Some(info) = found else {
         let fix = match kind {
-            BackendKind::Ollama => format!("run `ollama pull {}`, or set models.{role}.name", m.name),
+            BackendKind::Ollama | BackendKind::Auto | BackendKind::Embedded => {
+                format!("run `ollama pull {}`, or set models.{role}.name", m.name)
+            }
             BackendKind::Openai => format!(
                 "serve a model with id `{}` (llama-server: {}.gguf in --models-dir), or set models.{role}.name",
                 m.name, m.name

@@ -17,6 +17,10 @@ pub enum LlmError {
     Protocol(String),
     #[error("the model's reply did not match the required JSON schema after {attempts} attempts: {last_error}")]
     InvalidStructuredOutput { attempts: u32, last_error: String },
+    #[error("the embedded model failed: {0}")]
+    Embedded(String),
+    #[error("this tinycoder was built without the embedded backend; rebuild it with `cargo build --release --features embedded` (needs cmake and libclang), or set backend.kind to \"ollama\" or \"openai\"")]
+    EmbeddedNotBuilt,
     #[error("the request was cancelled")]
     Cancelled,
     #[error(transparent)]

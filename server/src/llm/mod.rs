@@ -12,10 +12,13 @@
 
 mod budget;
 mod diagnose;
+#[cfg(feature = "embedded")]
+mod embedded;
 mod error;
 mod gate;
 pub use gate::Priority;
 mod http;
+pub mod local_models;
 mod ollama;
 mod openai;
 mod shared;
@@ -33,12 +36,56 @@ pub use types::*;
 
 use std::sync::Arc;
 
-/// The client for `config.backend.kind`, with roles mapped to models by `config.models`.
+/// The client for `config.backend.kind` (with `auto` resolved, see [`resolve_backend`]),
+/// with roles mapped to models by `config.models`.
 pub fn client_from_config(config: &crate::config::Config) -> Result<Arc<dyn ModelClient>, LlmError> {
-    Ok(match config.backend.kind {
-        crate::config::BackendKind::Ollama => Arc::new(OllamaClient::new(config)?),
-        crate::config::BackendKind::Openai => Arc::new(OpenAiClient::new(config)?),
+    use crate::config::BackendKind;
+    Ok(match resolve_backend(config) {
+        BackendKind::Ollama | BackendKind::Auto => Arc::new(OllamaClient::new(config)?),
+        BackendKind::Openai => Arc::new(OpenAiClient::new(config)?),
+        #[cfg(feature = "embedded")]
+        BackendKind::Embedded => Arc::new(embedded::EmbeddedClient::new(config)?),
+        #[cfg(not(feature = "embedded"))]
+        BackendKind::Embedded => return Err(LlmError::EmbeddedNotBuilt),
     })
+}
+
+/// The backend `config` means. `auto` is Ollama when something answers at
+/// `backend.url`, else the embedded backend when this build has it and every
+/// role's model is found on disk, else Ollama (whose error then says how to start it).
+pub fn resolve_backend(config: &crate::config::Config) -> crate::config::BackendKind {
+    use crate::config::{BackendKind, ModelRole};
+    if config.backend.kind != BackendKind::Auto {
+        return config.backend.kind;
+    }
+    let embedded_ready = || {
+        let locator = local_models::ModelLocator::new(&config.backend);
+        cfg!(feature = "embedded") && ModelRole::ALL.iter().all(|r| locator.find_role(config, *r).is_ok())
+    };
+    if !server_answers(&config.backend.url, config.backend.connect_timeout_ms) && embedded_ready() {
+        BackendKind::Embedded
+    } else {
+        BackendKind::Ollama
+    }
+}
+
+/// Whether a TCP connection to `url`'s host and port opens (at most half a second).
+fn server_answers(url: &str, connect_timeout_ms: u64) -> bool {
+    use std::net::ToSocketAddrs;
+    let rest = url.split_once("://").map(|(_, r)| r).unwrap_or(url);
+    let authority = rest.split('/').next().unwrap_or(rest);
+    let with_port = if authority.rsplit_once(':').is_some_and(|(_, p)| p.parse::<u16>().is_ok()) {
+        authority.to_string()
+    } else if url.starts_with("https://") {
+        format!("{authority}:443")
+    } else {
+        format!("{authority}:80")
+    };
+    let timeout = std::time::Duration::from_millis(connect_timeout_ms.clamp(1, 500));
+    with_port
+        .to_socket_addrs()
+        .map(|mut addrs| addrs.any(|a| std::net::TcpStream::connect_timeout(&a, timeout).is_ok()))
+        .unwrap_or(false)
 }
 
 use async_trait::async_trait;

@@ -41,6 +41,7 @@ pub const CRITIC_MODEL: &str = "gemma3";
 fn role(name: &str) -> ModelConfig {
     ModelConfig {
         name: name.into(),
+        path: String::new(),
         num_ctx: 2048,
         temperature: 0.0,
         seed: 42,

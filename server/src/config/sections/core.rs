@@ -7,8 +7,13 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum BackendKind {
+    /// Ollama at `backend.url` when it answers, else the embedded backend when the
+    /// roles' models are found on disk, else Ollama (whose error then says how to start it).
+    Auto,
     Ollama,
     Openai,
+    /// llama.cpp inside tinycoder's own process: no model server.
+    Embedded,
 }
 
 /// `[backend]`: where the model server is and how long to wait for it.
@@ -27,6 +32,12 @@ pub struct BackendConfig {
     pub prompt_cache: bool,
     /// Idle milliseconds (no interactive model call) before a background call may start.
     pub background_idle_ms: u64,
+    /// Embedded backend: a folder of `<model name>.gguf` files ("" = none).
+    pub models_dir: String,
+    /// Embedded backend: Ollama's model store ("" = `$OLLAMA_MODELS`, `~/.ollama/models`, Linux service's store).
+    pub ollama_models: String,
+    /// Embedded backend: inference threads (0 = the machine's physical cores).
+    pub threads: u32,
 }
 
 impl BackendConfig {
@@ -108,6 +119,9 @@ impl ModelsConfig {
 #[serde(deny_unknown_fields)]
 pub struct ModelConfig {
     pub name: String,
+    /// A GGUF file for the embedded backend ("" = find `name` in `backend.models_dir` or Ollama's store).
+    #[serde(default)]
+    pub path: String,
     pub num_ctx: u32,
     pub temperature: f32,
     pub seed: i64,

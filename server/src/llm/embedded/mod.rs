@@ -1,0 +1,273 @@
+//! The embedded backend: llama.cpp inside tinycoder's process (`llama-cpp-2`),
+//! so a GGUF on disk is enough and no model server runs.
+//!
+//! Each loaded model lives on its own OS thread ([`worker::ModelWorker`]); the
+//! async side only queues jobs and reads deltas, so inference never blocks the
+//! LSP loop. One model file is loaded once and shared by every role that names
+//! it; loading another beyond `backend.max_loaded_models` ends the least
+//! recently used model's thread, which frees it. Token counts come from the
+//! model's own tokenizer, JSON-schema replies from llama.cpp's grammar
+//! sampling, prompts from the chat template the GGUF carries.
+
+mod worker;
+
+use super::budget::reply_tokens;
+use super::gate::GateGuard;
+use super::local_models::{ModelLocator, ModelSource};
+use super::shared::ClientShared;
+use super::{ChatStream, LlmError, ModelClient, ModelInfo};
+use crate::config::{BackendKind, Config, ModelRole};
+use async_trait::async_trait;
+use llama_cpp_2::llama_backend::LlamaBackend;
+use std::sync::{Arc, Mutex, OnceLock};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+use worker::{ChatJob, ModelWorker};
+
+/// What [`ModelClient::url`] says for this backend.
+const WHERE: &str = "tinycoder's embedded llama.cpp";
+
+/// llama.cpp's process-wide state: initialised once, never torn down.
+fn backend() -> Result<&'static LlamaBackend, LlmError> {
+    static BACKEND: OnceLock<Result<LlamaBackend, String>> = OnceLock::new();
+    BACKEND
+        .get_or_init(|| {
+            llama_cpp_2::send_logs_to_tracing(llama_cpp_2::LogOptions::default());
+            LlamaBackend::init().map_err(|e| e.to_string())
+        })
+        .as_ref()
+        .map_err(|e| LlmError::Embedded(format!("llama.cpp did not start: {e}")))
+}
+
+/// The machine's physical cores (hyper-threads share a core's vector units, so more threads only contend).
+pub fn physical_cores() -> usize {
+    let logical = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    let Ok(cpuinfo) = std::fs::read_to_string("/proc/cpuinfo") else { return logical };
+    let mut cores = std::collections::HashSet::new();
+    let mut physical = "0";
+    for line in cpuinfo.lines() {
+        if let Some((k, v)) = line.split_once(':') {
+            match k.trim() {
+                "physical id" => physical = v.trim(),
+                "core id" => {
+                    cores.insert((physical.to_string(), v.trim().to_string()));
+                }
+                _ => {}
+            }
+        }
+    }
+    if cores.is_empty() {
+        logical
+    } else {
+        cores.len().min(logical)
+    }
+}
+
+/// A [`ModelClient`] that runs GGUF models in this process.
+pub struct EmbeddedClient {
+    shared: ClientShared,
+    config: Config,
+    locator: ModelLocator,
+    threads: i32,
+    /// Loaded models, least recently used first.
+    workers: Mutex<Vec<Arc<ModelWorker>>>,
+}
+
+impl EmbeddedClient {
+    /// A client for the roles of `config`; nothing is loaded until the first call.
+    pub fn new(config: &Config) -> Result<Self, LlmError> {
+        let threads = match config.backend.threads {
+            0 => physical_cores(),
+            n => n as usize,
+        };
+        Ok(Self {
+            shared: ClientShared::new(config)?,
+            config: config.clone(),
+            locator: ModelLocator::new(&config.backend),
+            threads: threads.max(1) as i32,
+            workers: Mutex::new(Vec::new()),
+        })
+    }
+
+    fn missing(&self, role: ModelRole, why: String) -> LlmError {
+        LlmError::ModelMissing { model: self.config.models.get(role).name.clone(), url: WHERE.into(), hint: why }
+    }
+
+    /// The loaded worker of `role`'s model, loading it (and unloading the least recently used
+    /// beyond `backend.max_loaded_models`) when needed. Call with the gate held.
+    async fn worker(&self, role: ModelRole) -> Result<Arc<ModelWorker>, LlmError> {
+        let found = self.locator.find_role(&self.config, role).map_err(|why| self.missing(role, why))?;
+        let path = std::fs::canonicalize(&found.path).unwrap_or(found.path.clone());
+        {
+            let mut workers = self.workers.lock().map_err(|_| poisoned())?;
+            if let Some(i) = workers.iter().position(|w| w.path == path) {
+                let w = workers.remove(i);
+                workers.push(w.clone());
+                return Ok(w);
+            }
+            while workers.len() >= self.shared.max_loaded {
+                let old = workers.remove(0);
+                tracing::info!(model = %old.path.display(), "unloading an embedded model to load another");
+            }
+        }
+        tracing::info!(role = %role, model = %found.name, path = %path.display(), source = found.source.describe(), "loading an embedded model");
+        let worker = Arc::new(ModelWorker::start(path, self.threads).await?);
+        let num_ctx = self.config.models.get(role).num_ctx;
+        if num_ctx > worker.info.context_length {
+            tracing::warn!(
+                "models.{role}.num_ctx is {num_ctx} but `{}` was trained with {} tokens of context; replies past that degrade",
+                found.name,
+                worker.info.context_length
+            );
+        }
+        let mut workers = self.workers.lock().map_err(|_| poisoned())?;
+        workers.push(worker.clone());
+        Ok(worker)
+    }
+
+    /// Queues `req` on its model's thread and waits for the prompt to be accepted.
+    async fn start(&self, req: &super::ChatRequest, cancel: &CancellationToken) -> Result<Started, LlmError> {
+        let (mut gate, cancel) = self.shared.acquire(req, cancel).await?;
+        let worker = tokio::select! {
+            w = self.worker(req.role) => w?,
+            _ = cancel.cancelled() => return Err(LlmError::Cancelled),
+        };
+        gate.touch(&self.shared.model(req).name);
+        let m = self.shared.model(req);
+        let grammar = match &req.json_schema {
+            Some(schema) => Some(llama_cpp_2::json_schema_to_grammar(&schema.to_string()).map_err(|e| {
+                LlmError::Embedded(format!("the reply's JSON schema cannot be turned into a grammar: {e}"))
+            })?),
+            None => None,
+        };
+        let (started_tx, started_rx) = tokio::sync::oneshot::channel();
+        let (deltas, rx) = mpsc::unbounded_channel();
+        let max_tokens = reply_tokens(m, req.max_tokens);
+        worker.chat(ChatJob {
+            messages: req.messages.clone(),
+            num_ctx: m.num_ctx,
+            max_tokens,
+            temperature: req.temperature.unwrap_or(m.temperature),
+            seed: req.seed.unwrap_or(m.seed),
+            grammar,
+            started: started_tx,
+            deltas,
+            cancel: cancel.clone(),
+            usage: req.usage.clone(),
+        })?;
+        let started = tokio::select! {
+            s = started_rx => s.map_err(|_| LlmError::Embedded("the model thread stopped before the reply".into()))?,
+            _ = cancel.cancelled() => return Err(LlmError::Cancelled),
+        };
+        match started {
+            Ok(_prompt_tokens) => Ok(Started { gate, rx, cancel }),
+            Err(LlmError::OverBudget { needed, num_ctx, reserved, .. }) => Err(LlmError::OverBudget {
+                role: req.role.to_string(),
+                model: m.name.clone(),
+                needed,
+                num_ctx,
+                reserved,
+            }),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+fn poisoned() -> LlmError {
+    LlmError::Embedded("the embedded backend's state was poisoned by an earlier failure; restart tinycoder".into())
+}
+
+/// A reply in progress: the gate stays held until the stream ends or is dropped.
+struct Started {
+    gate: GateGuard,
+    rx: mpsc::UnboundedReceiver<Result<String, LlmError>>,
+    cancel: CancellationToken,
+}
+
+impl Started {
+    fn into_stream(self) -> ChatStream {
+        Box::pin(futures::stream::unfold(Some(self), |state| async move {
+            let mut s = state?;
+            tokio::select! {
+                biased;
+                _ = s.cancel.cancelled() => Some((Err(LlmError::Cancelled), None)),
+                item = s.rx.recv() => match item {
+                    Some(Err(e)) => Some((Err(e), None)),
+                    Some(Ok(text)) => Some((Ok(text), Some(s))),
+                    None => {
+                        drop(s.gate);
+                        None
+                    }
+                },
+            }
+        }))
+    }
+}
+
+#[async_trait]
+impl ModelClient for EmbeddedClient {
+    fn backend(&self) -> BackendKind {
+        BackendKind::Embedded
+    }
+
+    fn url(&self) -> &str {
+        WHERE
+    }
+
+    async fn chat_stream(&self, req: super::ChatRequest, cancel: CancellationToken) -> Result<ChatStream, LlmError> {
+        Ok(self.start(&req, &cancel).await?.into_stream())
+    }
+
+    async fn list_models(&self) -> Result<Vec<ModelInfo>, LlmError> {
+        let mut out: Vec<ModelInfo> = Vec::new();
+        let mut add = |name: String, path: &std::path::Path| {
+            if out.iter().any(|m| m.name == name) {
+                return;
+            }
+            let context_length = super::local_models::read_gguf_info(path).ok().and_then(|i| i.context_length);
+            out.push(ModelInfo { name, context_length, size_bytes: std::fs::metadata(path).ok().map(|m| m.len()) });
+        };
+        for role in ModelRole::ALL {
+            if let Ok(m) = self.locator.find_role(&self.config, role) {
+                if m.source == ModelSource::ConfiguredPath {
+                    add(m.name, &m.path);
+                }
+            }
+        }
+        for m in self.locator.list() {
+            add(m.name, &m.path);
+        }
+        Ok(out)
+    }
+
+    async fn loaded_models(&self) -> Result<Option<Vec<String>>, LlmError> {
+        let workers = self.workers.lock().map_err(|_| poisoned())?;
+        let mut names = Vec::new();
+        for role in ModelRole::ALL {
+            if let Ok(m) = self.locator.find_role(&self.config, role) {
+                let path = std::fs::canonicalize(&m.path).unwrap_or(m.path);
+                if workers.iter().any(|w| w.path == path) && !names.contains(&m.name) {
+                    names.push(m.name);
+                }
+            }
+        }
+        Ok(Some(names))
+    }
+
+    async fn count_tokens(&self, role: ModelRole, text: &str) -> Result<Option<usize>, LlmError> {
+        let cancel = CancellationToken::new();
+        let _gate = self.shared.gate.acquire(&cancel).await?;
+        let worker = self.worker(role).await?;
+        Ok(Some(worker.count_tokens(text).await?))
+    }
+
+    async fn embed(&self, model: &str, _inputs: &[String]) -> Result<Vec<Vec<f32>>, LlmError> {
+        Err(LlmError::Embedded(format!(
+            "the embedded backend does not compute embeddings (asked for `{model}`); memory search uses its lexical ranking instead"
+        )))
+    }
+
+    async fn check_ready(&self, role: ModelRole) -> Result<(), LlmError> {
+        self.locator.find_role(&self.config, role).map(|_| ()).map_err(|why| self.missing(role, why))
+    }
+}

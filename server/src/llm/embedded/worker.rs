@@ -1,0 +1,379 @@
+//! One loaded model on its own OS thread: the thread owns the `LlamaModel`
+//! and its context (which borrows it), takes jobs from a channel and streams
+//! text back. Nothing here runs on the async runtime's threads.
+//!
+//! The context's KV cache is kept between calls: a call whose prompt starts
+//! with what the last call evaluated (a retry, a sibling step, the next chat
+//! turn) evaluates only the rest, as llama-server's `cache_prompt` does.
+
+use super::backend;
+use crate::llm::{ChatMessage, LlmError, PromptUsage, PromptUsageSink};
+use llama_cpp_2::context::params::LlamaContextParams;
+use llama_cpp_2::context::LlamaContext;
+use llama_cpp_2::llama_batch::LlamaBatch;
+use llama_cpp_2::model::params::LlamaModelParams;
+use llama_cpp_2::model::{LlamaChatMessage, LlamaChatTemplate, LlamaModel};
+use llama_cpp_2::sampling::LlamaSampler;
+use llama_cpp_2::token::LlamaToken;
+use std::num::NonZeroU32;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use tokio::sync::{mpsc as tmpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+
+/// Prompt tokens evaluated per decode call: small enough that a cancel during a
+/// long prompt is seen within a fraction of a second.
+const PROMPT_CHUNK: usize = 128;
+
+/// A chat call for the worker.
+pub struct ChatJob {
+    pub messages: Vec<ChatMessage>,
+    /// The role's context window; the prompt plus `max_tokens` must fit.
+    pub num_ctx: u32,
+    pub max_tokens: u32,
+    pub temperature: f32,
+    pub seed: i64,
+    /// A llama.cpp grammar (from the request's JSON schema) the reply must follow.
+    pub grammar: Option<String>,
+    /// The prompt's exact size once templated and tokenized, or why it cannot run.
+    pub started: StartedSender,
+    pub deltas: tmpsc::UnboundedSender<Result<String, LlmError>>,
+    pub cancel: CancellationToken,
+    pub usage: Option<PromptUsageSink>,
+}
+
+/// A chat job once its `started` answer is taken out.
+struct ChatCall {
+    messages: Vec<ChatMessage>,
+    num_ctx: u32,
+    max_tokens: u32,
+    temperature: f32,
+    seed: i64,
+    grammar: Option<String>,
+    deltas: tmpsc::UnboundedSender<Result<String, LlmError>>,
+    cancel: CancellationToken,
+    usage: Option<PromptUsageSink>,
+}
+
+type StartedSender = oneshot::Sender<Result<usize, LlmError>>;
+
+impl ChatJob {
+    fn split_started(self) -> (StartedSender, ChatCall) {
+        let ChatJob { messages, num_ctx, max_tokens, temperature, seed, grammar, started, deltas, cancel, usage } =
+            self;
+        (started, ChatCall { messages, num_ctx, max_tokens, temperature, seed, grammar, deltas, cancel, usage })
+    }
+}
+
+enum Job {
+    Chat(Box<ChatJob>),
+    Tokenize { text: String, reply: oneshot::Sender<usize> },
+}
+
+/// Facts about the loaded model.
+#[derive(Debug, Clone)]
+pub struct LoadedInfo {
+    pub context_length: u32,
+}
+
+/// The handle of a model's thread; dropping it ends the thread and frees the model.
+pub struct ModelWorker {
+    jobs: mpsc::Sender<Job>,
+    pub path: PathBuf,
+    pub info: LoadedInfo,
+}
+
+impl ModelWorker {
+    /// Starts a thread that loads `path` with `threads` inference threads; waits for the load.
+    pub async fn start(path: PathBuf, threads: i32) -> Result<Self, LlmError> {
+        let (jobs, rx) = mpsc::channel::<Job>();
+        let (loaded_tx, loaded_rx) = oneshot::channel();
+        let p = path.clone();
+        std::thread::Builder::new()
+            .name("tinycoder-model".into())
+            .spawn(move || run(&p, threads, rx, loaded_tx))
+            .map_err(|e| LlmError::Embedded(format!("cannot start the model thread: {e}")))?;
+        let info = loaded_rx.await.map_err(|_| {
+            LlmError::Embedded(format!("the model thread for {} ended while loading", path.display()))
+        })??;
+        Ok(Self { jobs, path, info })
+    }
+
+    /// Queues a chat call.
+    pub fn chat(&self, job: ChatJob) -> Result<(), LlmError> {
+        self.jobs.send(Job::Chat(Box::new(job))).map_err(|_| gone())
+    }
+
+    /// Exact token count of `text` with the model's tokenizer (no special tokens added,
+    /// special tokens in the text parsed: as llama-server's `/tokenize`).
+    pub async fn count_tokens(&self, text: &str) -> Result<usize, LlmError> {
+        let (reply, rx) = oneshot::channel();
+        self.jobs.send(Job::Tokenize { text: text.to_string(), reply }).map_err(|_| gone())?;
+        rx.await.map_err(|_| gone())
+    }
+}
+
+fn gone() -> LlmError {
+    LlmError::Embedded("the model thread has stopped; the next request loads the model again".into())
+}
+
+fn run(path: &Path, threads: i32, rx: mpsc::Receiver<Job>, loaded: oneshot::Sender<Result<LoadedInfo, LlmError>>) {
+    let backend = match backend() {
+        Ok(b) => b,
+        Err(e) => {
+            let _ = loaded.send(Err(e));
+            return;
+        }
+    };
+    let model = match LlamaModel::load_from_file(backend, path, &LlamaModelParams::default()) {
+        Ok(m) => m,
+        Err(e) => {
+            let _ = loaded.send(Err(LlmError::Embedded(format!(
+                "cannot load {} ({e}); is it a GGUF model file llama.cpp supports?",
+                path.display()
+            ))));
+            return;
+        }
+    };
+    let info = LoadedInfo { context_length: model.n_ctx_train() };
+    if loaded.send(Ok(info)).is_err() {
+        return;
+    }
+    let template = model.chat_template(None).ok();
+    let mut session = Session { model: &model, template, threads, ctx: None, cached: Vec::new() };
+    while let Ok(job) = rx.recv() {
+        match job {
+            Job::Tokenize { text, reply } => {
+                let _ = reply.send(model.vocab().tokenize(text.as_bytes(), false, true).len());
+            }
+            Job::Chat(job) => session.chat(*job),
+        }
+    }
+    tracing::debug!(model = %path.display(), "embedded model unloaded");
+}
+
+/// The model, its context and what the context's KV cache holds.
+struct Session<'m> {
+    model: &'m LlamaModel,
+    template: Option<LlamaChatTemplate>,
+    threads: i32,
+    ctx: Option<(LlamaContext<'m>, u32)>,
+    /// The tokens whose keys and values are in the context's cache, in order.
+    cached: Vec<LlamaToken>,
+}
+
+impl<'m> Session<'m> {
+    fn chat(&mut self, job: ChatJob) {
+        let (started, job) = job.split_started();
+        let prompt = match self.prompt_tokens(&job.messages) {
+            Ok(t) => t,
+            Err(e) => {
+                let _ = started.send(Err(e));
+                return;
+            }
+        };
+        if prompt.len() + job.max_tokens as usize > job.num_ctx as usize {
+            let _ = started.send(Err(LlmError::OverBudget {
+                role: String::new(),
+                model: String::new(),
+                needed: prompt.len(),
+                num_ctx: job.num_ctx,
+                reserved: job.max_tokens,
+            }));
+            return;
+        }
+        if job.cancel.is_cancelled() {
+            let _ = started.send(Err(LlmError::Cancelled));
+            return;
+        }
+        if started.send(Ok(prompt.len())).is_err() {
+            return;
+        }
+        if let Err(e) = self.generate(&job, &prompt) {
+            self.cached.clear();
+            let _ = job.deltas.send(Err(e));
+        }
+    }
+
+    /// The messages through the model's own chat template (ChatML when it has none), tokenized.
+    fn prompt_tokens(&self, messages: &[ChatMessage]) -> Result<Vec<LlamaToken>, LlmError> {
+        let chat = messages
+            .iter()
+            .map(|m| {
+                let role = serde_json::to_value(m.role).ok().and_then(|v| v.as_str().map(String::from));
+                LlamaChatMessage::new(role.unwrap_or_else(|| "user".into()), m.content.clone())
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| LlmError::Embedded(format!("a message cannot be passed to llama.cpp: {e}")))?;
+        let chatml;
+        let template = match &self.template {
+            Some(t) => t,
+            None => {
+                chatml = LlamaChatTemplate::new("chatml").map_err(|e| LlmError::Embedded(e.to_string()))?;
+                &chatml
+            }
+        };
+        let text = self
+            .model
+            .apply_chat_template(template, &chat, true)
+            .map_err(|e| LlmError::Embedded(format!("the model's chat template could not be applied: {e}")))?;
+        Ok(self.model.vocab().tokenize(text.as_bytes(), true, true))
+    }
+
+    /// A context of at least `n_ctx` tokens (the last one when it is big enough).
+    fn context(&mut self, n_ctx: u32) -> Result<&mut LlamaContext<'m>, LlmError> {
+        if self.ctx.as_ref().is_none_or(|(_, have)| *have < n_ctx) {
+            self.ctx = None;
+            self.cached.clear();
+            let params = LlamaContextParams::default()
+                .with_n_ctx(NonZeroU32::new(n_ctx))
+                .with_n_batch(PROMPT_CHUNK as u32)
+                .with_n_ubatch(PROMPT_CHUNK as u32)
+                .with_n_threads(self.threads)
+                .with_n_threads_batch(self.threads);
+            let ctx = self
+                .model
+                .new_context(backend()?, params)
+                .map_err(|e| LlmError::Embedded(format!("cannot make a context of {n_ctx} tokens: {e}")))?;
+            self.ctx = Some((ctx, n_ctx));
+        }
+        Ok(&mut self.ctx.as_mut().expect("set above").0)
+    }
+
+    fn generate(&mut self, job: &ChatCall, prompt: &[LlamaToken]) -> Result<(), LlmError> {
+        self.context(job.num_ctx)?;
+        // Reuse the cached prefix, but evaluate at least the prompt's last token (its logits start the reply).
+        let keep = self.cached.iter().zip(prompt).take_while(|(a, b)| a == b).count().min(prompt.len() - 1);
+        let (ctx, _) = self.ctx.as_mut().expect("made above");
+        if ctx.clear_kv_cache_seq(Some(0), Some(keep as u32), None).ok() != Some(true) {
+            ctx.clear_kv_cache();
+            self.cached.clear();
+            return self.generate_from(job, prompt, 0);
+        }
+        self.cached.truncate(keep);
+        self.generate_from(job, prompt, keep)
+    }
+
+    fn generate_from(&mut self, job: &ChatCall, prompt: &[LlamaToken], keep: usize) -> Result<(), LlmError> {
+        let model = self.model;
+        let (ctx, _) = self.ctx.as_mut().expect("made by generate");
+        if let Some(sink) = &job.usage {
+            if let Ok(mut slot) = sink.lock() {
+                *slot = Some(PromptUsage { evaluated: prompt.len() - keep, cached: Some(keep) });
+            }
+        }
+        let decode_err =
+            |e: llama_cpp_2::DecodeError| LlmError::Embedded(format!("llama.cpp could not evaluate the prompt: {e}"));
+        let mut batch = LlamaBatch::new(PROMPT_CHUNK, 1);
+        let mut pos = keep;
+        for chunk in prompt[keep..].chunks(PROMPT_CHUNK) {
+            if job.cancel.is_cancelled() || job.deltas.is_closed() {
+                return Err(LlmError::Cancelled);
+            }
+            batch.clear();
+            for (i, t) in chunk.iter().enumerate() {
+                let last = pos + i + 1 == prompt.len();
+                batch.add(*t, (pos + i) as i32, &[0], last).map_err(|e| LlmError::Embedded(e.to_string()))?;
+            }
+            ctx.decode(&mut batch).map_err(decode_err)?;
+            self.cached.extend_from_slice(chunk);
+            pos += chunk.len();
+        }
+        let mut sampler = sampler(model, job)?;
+        let mut logits_at = batch.n_tokens() - 1;
+        let mut text = Utf8Pieces::default();
+        for _ in 0..job.max_tokens {
+            if job.cancel.is_cancelled() {
+                return Err(LlmError::Cancelled);
+            }
+            let token = sampler.sample(ctx, logits_at);
+            if model.vocab().is_eog(token) {
+                break;
+            }
+            let piece = text.push(&model.vocab().token_to_piece(token, false, None));
+            if !piece.is_empty() && job.deltas.send(Ok(piece)).is_err() {
+                return Ok(()); // the stream was dropped: nobody reads the rest
+            }
+            batch.clear();
+            batch.add(token, pos as i32, &[0], true).map_err(|e| LlmError::Embedded(e.to_string()))?;
+            ctx.decode(&mut batch).map_err(decode_err)?;
+            self.cached.push(token);
+            pos += 1;
+            logits_at = 0;
+        }
+        let rest = text.finish();
+        if !rest.is_empty() {
+            let _ = job.deltas.send(Ok(rest));
+        }
+        Ok(())
+    }
+}
+
+/// Greedy at temperature 0, else top-k / top-p / min-p with the seed; a grammar first when one is given.
+fn sampler(model: &LlamaModel, job: &ChatCall) -> Result<LlamaSampler, LlmError> {
+    let mut chain = Vec::new();
+    if let Some(g) = &job.grammar {
+        chain.push(LlamaSampler::grammar(model, g, "root").map_err(|e| {
+            LlmError::Embedded(format!("the reply's JSON schema gave a grammar llama.cpp refused: {e}"))
+        })?);
+    }
+    if job.temperature <= 0.0 {
+        chain.push(LlamaSampler::greedy());
+    } else {
+        chain.extend([
+            LlamaSampler::top_k(40),
+            LlamaSampler::top_p(0.95, 1),
+            LlamaSampler::min_p(0.05, 1),
+            LlamaSampler::temp(job.temperature),
+            LlamaSampler::dist(job.seed as u32),
+        ]);
+    }
+    Ok(LlamaSampler::chain_simple(chain))
+}
+
+/// Token pieces are bytes and may split a character: text is handed out only up to the last whole character.
+#[derive(Default)]
+struct Utf8Pieces {
+    pending: Vec<u8>,
+}
+
+impl Utf8Pieces {
+    fn push(&mut self, bytes: &[u8]) -> String {
+        self.pending.extend_from_slice(bytes);
+        let valid = match std::str::from_utf8(&self.pending) {
+            Ok(_) => self.pending.len(),
+            Err(e) if e.error_len().is_none() => e.valid_up_to(),
+            // An invalid sequence (not just an unfinished one) is replaced, never held forever.
+            Err(_) => {
+                let s = String::from_utf8_lossy(&self.pending).into_owned();
+                self.pending.clear();
+                return s;
+            }
+        };
+        let rest = self.pending.split_off(valid);
+        String::from_utf8(std::mem::replace(&mut self.pending, rest)).unwrap_or_default()
+    }
+
+    fn finish(&mut self) -> String {
+        let s = String::from_utf8_lossy(&self.pending).into_owned();
+        self.pending.clear();
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Utf8Pieces;
+
+    #[test]
+    fn a_character_split_across_tokens_comes_out_whole() {
+        let mut p = Utf8Pieces::default();
+        let e_acute = "é".as_bytes();
+        assert_eq!(p.push(b"caf"), "caf");
+        assert_eq!(p.push(&e_acute[..1]), "");
+        assert_eq!(p.push(&e_acute[1..]), "é");
+        assert_eq!(p.push(&[0xff, b'a']), "\u{fffd}a");
+        assert_eq!(p.push(&"→".as_bytes()[..2]), "");
+        assert_eq!(p.finish(), "\u{fffd}");
+    }
+}

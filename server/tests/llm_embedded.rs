@@ -1,0 +1,233 @@
+//! The embedded backend (llama.cpp in tinycoder's process) against the REAL
+//! GGUF files of the test bed: Qwen2.5-Coder 0.5B Instruct as the coder,
+//! SmolLM2-135M as the critic (`scripts/testbed.sh models`; folder from
+//! TINYCODER_TEST_MODELS_DIR). The same checks as the server adapters
+//! (`common/suite.rs`), plus what only this backend promises: exact token
+//! counts equal to llama-server's tokenizer, models loaded straight from
+//! Ollama's store, and the prompt prefix reused between calls.
+#![cfg(feature = "embedded")]
+
+mod common;
+
+use common::{closed_port_url, openai_url, serial, suite, test_config};
+use futures::StreamExt;
+use std::path::PathBuf;
+use tinycoder::config::{BackendKind, Config, ModelRole};
+use tinycoder::llm::{client_from_config, resolve_backend, ChatMessage, ChatRequest, LlmError, PromptUsage};
+use tokio_util::sync::CancellationToken;
+
+const QWEN: &str = "qwen2.5-coder:0.5b";
+
+fn testbed_dir(var: &str, default_leaf: &str) -> PathBuf {
+    std::env::var(var).map(PathBuf::from).unwrap_or_else(|_| {
+        let home = std::env::var("HOME").expect("HOME");
+        PathBuf::from(home).join(".cache/tinycoder/testbed").join(default_leaf)
+    })
+}
+
+fn models_dir() -> PathBuf {
+    let dir = testbed_dir("TINYCODER_TEST_MODELS_DIR", "models");
+    assert!(
+        dir.join(format!("{QWEN}.gguf")).is_file(),
+        "no {QWEN}.gguf in {}: run `scripts/testbed.sh models` (repo root) and retry",
+        dir.display()
+    );
+    dir
+}
+
+/// Embedded, models from the test bed's folder, no server anywhere (the URL is a closed port).
+fn embedded_config() -> Config {
+    let mut c = test_config(BackendKind::Embedded, &closed_port_url());
+    c.backend.models_dir = models_dir().display().to_string();
+    c.backend.ollama_models = "/nonexistent".into();
+    c.models.coder.name = QWEN.into();
+    c.models.planner.name = QWEN.into();
+    c
+}
+
+#[tokio::test]
+async fn streamed_chat_yields_tokens_in_order() {
+    let _g = serial().await;
+    suite::streamed_chat_yields_tokens_in_order(&embedded_config()).await;
+}
+
+#[tokio::test]
+async fn json_schema_reply_parses_into_a_typed_value() {
+    let _g = serial().await;
+    suite::json_schema_reply_parses(&embedded_config()).await;
+}
+
+#[tokio::test]
+async fn cancel_mid_stream_ends_within_200ms() {
+    let _g = serial().await;
+    suite::cancel_mid_stream_ends_fast(&embedded_config()).await;
+}
+
+#[tokio::test]
+async fn dropping_a_stream_frees_the_client() {
+    let _g = serial().await;
+    suite::dropping_a_stream_frees_the_client(&embedded_config()).await;
+}
+
+#[tokio::test]
+async fn switching_from_coder_to_critic_leaves_one_model_loaded() {
+    let _g = serial().await;
+    suite::switching_roles_leaves_one_model_loaded(&embedded_config()).await;
+}
+
+#[tokio::test]
+async fn a_model_not_on_disk_says_how_to_get_it() {
+    let _g = serial().await;
+    suite::unknown_model_is_reported(embedded_config(), "ollama pull no-such-model-tinycoder").await;
+}
+
+/// Over the window by the model's own tokenizer: refused before any decoding, with exact figures.
+#[tokio::test]
+async fn an_over_budget_prompt_is_refused_with_its_exact_size() {
+    let _g = serial().await;
+    let config = embedded_config();
+    let client = client_from_config(&config).expect("client");
+    let huge = "fn main() { println!(\"hello\"); }\n".repeat(400);
+    let exact = client.count_tokens(ModelRole::Coder, &huge).await.expect("count").expect("exact");
+    let mut req = ChatRequest::new(ModelRole::Coder, vec![ChatMessage::user(huge)]);
+    req.max_tokens = Some(32);
+    match client.chat_stream(req, CancellationToken::new()).await {
+        Err(LlmError::OverBudget { needed, num_ctx, reserved, .. }) => {
+            assert_eq!((num_ctx, reserved), (2048, 32));
+            // The chat template adds a few tokens of role markers around the text.
+            assert!(needed > exact && needed < exact + 40, "needed {needed}, the text alone {exact}");
+        }
+        Err(other) => panic!("expected OverBudget, got {other:?}"),
+        Ok(_) => panic!("expected OverBudget, got a stream"),
+    }
+    // The byte estimate would refuse this one; the exact count lets it through.
+    let text = "hello ".repeat(1000);
+    let estimate = tinycoder::llm::estimate_tokens(&[ChatMessage::user(text.clone())], &config.budget);
+    assert!(estimate + 32 > 2048, "the estimate alone must refuse ({estimate})");
+    let mut req = ChatRequest::new(ModelRole::Coder, vec![ChatMessage::user(text)]);
+    req.max_tokens = Some(4);
+    let reply = client.chat(req, CancellationToken::new()).await.expect("a prompt that fits is sent");
+    assert!(!reply.text.is_empty());
+}
+
+/// The embedded tokenizer counts exactly what llama-server's `/tokenize` counts, same GGUF.
+#[tokio::test]
+async fn token_counts_equal_llama_servers_tokenizer() {
+    let _g = serial().await;
+    common::require_server(&openai_url(), "/health").await;
+    let client = client_from_config(&embedded_config()).expect("client");
+    let http = reqwest::Client::new();
+    let texts = [
+        "hello world",
+        "def total(items):\n    return sum(i.price * i.qty for i in items)\n",
+        "    indented\ttabs\r\nand CRLF",
+        "naïve café → 日本語 🦀",
+        "<|im_start|>user\nspecial tokens<|im_end|>",
+        "",
+    ];
+    for text in texts {
+        let ours = client.count_tokens(ModelRole::Coder, text).await.expect("count").expect("exact");
+        let v: serde_json::Value = http
+            .post(format!("{}/tokenize", openai_url()))
+            .json(&serde_json::json!({"model": QWEN, "content": text}))
+            .send()
+            .await
+            .expect("llama-server /tokenize")
+            .json()
+            .await
+            .expect("json");
+        let theirs = v["tokens"].as_array().expect("tokens").len();
+        assert_eq!(ours, theirs, "token count of {text:?}");
+    }
+}
+
+/// A model pulled into Ollama's store loads from its blob, with no Ollama server
+/// at the configured URL; `auto` picks the embedded backend for it.
+#[tokio::test]
+async fn a_model_in_ollamas_store_loads_without_the_server() {
+    let _g = serial().await;
+    let store = testbed_dir("TINYCODER_TEST_OLLAMA_MODELS", "ollama-models");
+    let manifest = store.join("manifests/registry.ollama.ai/library/qwen2.5-coder/0.5b");
+    assert!(manifest.is_file(), "no Ollama manifest at {}: run `scripts/testbed.sh up`", manifest.display());
+    let mut config = test_config(BackendKind::Auto, &closed_port_url());
+    config.backend.models_dir = String::new();
+    config.backend.ollama_models = store.display().to_string();
+    for role in ModelRole::ALL {
+        let m = match role {
+            ModelRole::Critic | ModelRole::Summarizer => "smollm2",
+            _ => QWEN,
+        };
+        match role {
+            ModelRole::Planner => config.models.planner.name = m.into(),
+            ModelRole::Coder => config.models.coder.name = m.into(),
+            ModelRole::Critic => config.models.critic.name = m.into(),
+            ModelRole::Summarizer => config.models.summarizer.name = m.into(),
+        }
+    }
+    assert_eq!(resolve_backend(&config), BackendKind::Embedded, "no server answers and the models are on disk");
+    let found = tinycoder::llm::local_models::ModelLocator::new(&config.backend).find(QWEN).expect("found");
+    assert!(found.path.starts_with(store.join("blobs")), "{}", found.path.display());
+    let client = client_from_config(&config).expect("client");
+    assert_eq!(client.backend(), BackendKind::Embedded);
+    let mut req = ChatRequest::new(ModelRole::Coder, vec![ChatMessage::user("Write a Python function add(a, b).")]);
+    req.max_tokens = Some(24);
+    let reply = client.chat(req, CancellationToken::new()).await.expect("reply from the blob");
+    assert!(reply.text.contains("def") || reply.text.contains("add"), "{}", reply.text);
+    // With the server's port answering, `auto` means that server.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    config.backend.url = format!("http://{}", listener.local_addr().expect("addr"));
+    assert_eq!(resolve_backend(&config), BackendKind::Ollama);
+}
+
+/// A second call that starts with the first call's prompt evaluates only what is new.
+#[tokio::test]
+async fn a_repeated_prompt_prefix_is_not_evaluated_again() {
+    let _g = serial().await;
+    let client = client_from_config(&embedded_config()).expect("client");
+    let system = ChatMessage::system("You are a careful Python reviewer. ".repeat(20));
+    let call = |question: &str| {
+        let mut req = ChatRequest::new(ModelRole::Coder, vec![system.clone(), ChatMessage::user(question)]);
+        req.max_tokens = Some(4);
+        req.usage = Some(Default::default());
+        req
+    };
+    let usage = |req: &ChatRequest| -> PromptUsage { req.usage.as_ref().unwrap().lock().unwrap().expect("usage") };
+    let first = call("Is `x = 1` valid Python?");
+    client.chat(first.clone(), CancellationToken::new()).await.expect("first");
+    let second = call("Is `y = 2` valid Python?");
+    client.chat(second.clone(), CancellationToken::new()).await.expect("second");
+    let (a, b) = (usage(&first), usage(&second));
+    assert_eq!(a.cached, Some(0), "{a:?}");
+    assert!(b.cached.unwrap_or(0) > 100, "the shared system prompt is reused: {b:?}");
+    assert!(b.evaluated < 30, "only the new question is evaluated: {b:?}");
+}
+
+/// Cancelling before the first token (during the prompt) also ends the call at once.
+#[tokio::test]
+async fn cancel_during_a_long_prompt_ends_fast() {
+    let _g = serial().await;
+    let client = client_from_config(&embedded_config()).expect("client");
+    client.count_tokens(ModelRole::Coder, "load the model first").await.expect("loads");
+    let cancel = CancellationToken::new();
+    let text = "def f(x):\n    return x + 1\n".repeat(120);
+    let mut req = ChatRequest::new(ModelRole::Coder, vec![ChatMessage::user(text)]);
+    req.max_tokens = Some(64);
+    let c = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        c.cancel();
+    });
+    let t0 = std::time::Instant::now();
+    let result = match client.chat_stream(req, cancel).await {
+        Ok(mut s) => {
+            let mut last = None;
+            while let Some(item) = s.next().await {
+                last = Some(item);
+            }
+            last.map(|r| r.map(|_| ()))
+        }
+        Err(e) => Some(Err(e)),
+    };
+    assert!(matches!(result, Some(Err(LlmError::Cancelled))), "{result:?}");
+    assert!(t0.elapsed().as_secs_f64() < 5.0, "took {:?}", t0.elapsed());
+}
