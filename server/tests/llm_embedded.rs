@@ -231,3 +231,25 @@ async fn cancel_during_a_long_prompt_ends_fast() {
     assert!(matches!(result, Some(Err(LlmError::Cancelled))), "{result:?}");
     assert!(t0.elapsed().as_secs_f64() < 5.0, "took {:?}", t0.elapsed());
 }
+
+/// A model idle past its role's `keep_alive` is unloaded (its memory freed), and the next call loads it again.
+#[tokio::test]
+async fn an_idle_model_is_unloaded_after_its_keep_alive() {
+    let _g = serial().await;
+    let mut config = embedded_config();
+    config.models.coder.keep_alive = "1s".into();
+    let client = client_from_config(&config).expect("client");
+    let ask = || {
+        let mut req = ChatRequest::new(ModelRole::Coder, vec![ChatMessage::user("Say hi.")]);
+        req.max_tokens = Some(4);
+        req
+    };
+    client.chat(ask(), CancellationToken::new()).await.expect("first call");
+    assert_eq!(client.loaded_models().await.expect("loaded"), Some(vec![QWEN.to_string()]));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while client.loaded_models().await.expect("loaded") != Some(vec![]) {
+        assert!(std::time::Instant::now() < deadline, "still loaded 30 s after a keep_alive of 1 s");
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    client.chat(ask(), CancellationToken::new()).await.expect("the next call loads it again");
+}

@@ -27,6 +27,8 @@ pub struct Args {
 pub enum BenchKind {
     /// Fix the failing test of every task folder under DIR… (each holds project/ and task.toml).
     Fix(FixBenchArgs),
+    /// The configured backend's speed on one prompt: time to first token, tokens/s, peak memory.
+    Model(super::bench_model::ModelBenchArgs),
 }
 
 /// Arguments of `tinycoder bench fix`.
@@ -119,7 +121,10 @@ fn copy_tree(src: &Path, dest: &Path) -> anyhow::Result<()> {
 
 /// `tinycoder bench fix DIR…`.
 pub async fn run(args: Args, workspace: Option<PathBuf>) -> anyhow::Result<ExitCode> {
-    let BenchKind::Fix(args) = args.what;
+    let args = match args.what {
+        BenchKind::Fix(a) => a,
+        BenchKind::Model(a) => return super::bench_model::run(a, workspace).await,
+    };
     let ctx = CliContext::load(workspace)?;
     let mut config = ctx.loaded.config.clone();
     if let Some(m) = &args.model {

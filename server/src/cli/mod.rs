@@ -7,6 +7,7 @@ mod acp;
 mod agent_cmd;
 mod ask;
 mod bench;
+mod bench_model;
 mod chat;
 mod config_cmd;
 mod doctor;
@@ -139,7 +140,7 @@ impl CliContext {
 fn init_logging(default_level: &str) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         // llama.cpp warns about quirks of model files the user cannot act on.
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(format!("{default_level},llama_cpp_2=error")));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(format!("{default_level},llama-cpp-2=error")));
     let _ =
         tracing_subscriber::fmt().with_writer(std::io::stderr).with_env_filter(filter).with_target(false).try_init();
 }

@@ -100,6 +100,7 @@ impl EmbeddedClient {
         let path = std::fs::canonicalize(&found.path).unwrap_or(found.path.clone());
         {
             let mut workers = self.workers.lock().map_err(|_| poisoned())?;
+            workers.retain(|w| w.is_alive());
             if let Some(i) = workers.iter().position(|w| w.path == path) {
                 let w = workers.remove(i);
                 workers.push(w.clone());
@@ -111,7 +112,12 @@ impl EmbeddedClient {
             }
         }
         tracing::info!(role = %role, model = %found.name, path = %path.display(), source = found.source.describe(), "loading an embedded model");
-        let worker = Arc::new(ModelWorker::start(path, self.threads).await?);
+        let keep_alive = match crate::config::parse_keep_alive(&self.config.models.get(role).keep_alive) {
+            Ok(-1) => None,
+            Ok(secs) => Some(std::time::Duration::from_secs(secs.max(0) as u64)),
+            Err(e) => return Err(LlmError::Embedded(format!("models.{role}.keep_alive: {e}"))),
+        };
+        let worker = Arc::new(ModelWorker::start(path, self.threads, keep_alive).await?);
         let num_ctx = self.config.models.get(role).num_ctx;
         if num_ctx > worker.info.context_length {
             tracing::warn!(
@@ -127,10 +133,23 @@ impl EmbeddedClient {
 
     /// Queues `req` on its model's thread and waits for the prompt to be accepted.
     async fn start(&self, req: &super::ChatRequest, cancel: &CancellationToken) -> Result<Started, LlmError> {
-        let (mut gate, cancel) = self.shared.acquire(req, cancel).await?;
+        let (gate, cancel) = self.shared.acquire(req, cancel).await?;
+        match self.start_on_worker(req, gate, &cancel).await {
+            // The model's thread ended (idle past its keep-alive) just as the job was queued: load it again, once.
+            Err(Retry::ThreadEnded(gate)) => self.start_on_worker(req, gate, &cancel).await.map_err(Retry::into_error),
+            other => other.map_err(Retry::into_error),
+        }
+    }
+
+    async fn start_on_worker(
+        &self,
+        req: &super::ChatRequest,
+        mut gate: GateGuard,
+        cancel: &CancellationToken,
+    ) -> Result<Started, Retry> {
         let worker = tokio::select! {
             w = self.worker(req.role) => w?,
-            _ = cancel.cancelled() => return Err(LlmError::Cancelled),
+            _ = cancel.cancelled() => return Err(LlmError::Cancelled.into()),
         };
         gate.touch(&self.shared.model(req).name);
         let m = self.shared.model(req);
@@ -143,7 +162,7 @@ impl EmbeddedClient {
         let (started_tx, started_rx) = tokio::sync::oneshot::channel();
         let (deltas, rx) = mpsc::unbounded_channel();
         let max_tokens = reply_tokens(m, req.max_tokens);
-        worker.chat(ChatJob {
+        let queued = worker.chat(ChatJob {
             messages: req.messages.clone(),
             num_ctx: m.num_ctx,
             max_tokens,
@@ -154,21 +173,51 @@ impl EmbeddedClient {
             deltas,
             cancel: cancel.clone(),
             usage: req.usage.clone(),
-        })?;
+        });
+        if queued.is_err() {
+            return Err(Retry::ThreadEnded(gate));
+        }
         let started = tokio::select! {
-            s = started_rx => s.map_err(|_| LlmError::Embedded("the model thread stopped before the reply".into()))?,
-            _ = cancel.cancelled() => return Err(LlmError::Cancelled),
+            s = started_rx => match s {
+                Ok(s) => s,
+                Err(_) if !worker.is_alive() => return Err(Retry::ThreadEnded(gate)),
+                Err(_) => return Err(LlmError::Embedded("the model thread stopped before the reply".into()).into()),
+            },
+            _ = cancel.cancelled() => return Err(LlmError::Cancelled.into()),
         };
         match started {
-            Ok(_prompt_tokens) => Ok(Started { gate, rx, cancel }),
+            Ok(_prompt_tokens) => Ok(Started { gate, rx, cancel: cancel.clone() }),
             Err(LlmError::OverBudget { needed, num_ctx, reserved, .. }) => Err(LlmError::OverBudget {
                 role: req.role.to_string(),
                 model: m.name.clone(),
                 needed,
                 num_ctx,
                 reserved,
-            }),
-            Err(e) => Err(e),
+            }
+            .into()),
+            Err(e) => Err(e.into()),
+        }
+    }
+}
+
+/// Why starting a call on a model's thread did not work.
+enum Retry {
+    /// The thread ended before taking the job; the gate is handed back for a second try.
+    ThreadEnded(GateGuard),
+    Failed(LlmError),
+}
+
+impl From<LlmError> for Retry {
+    fn from(e: LlmError) -> Self {
+        Self::Failed(e)
+    }
+}
+
+impl Retry {
+    fn into_error(self) -> LlmError {
+        match self {
+            Self::ThreadEnded(_) => LlmError::Embedded("the model thread stopped before the reply".into()),
+            Self::Failed(e) => e,
         }
     }
 }
@@ -246,7 +295,7 @@ impl ModelClient for EmbeddedClient {
         for role in ModelRole::ALL {
             if let Ok(m) = self.locator.find_role(&self.config, role) {
                 let path = std::fs::canonicalize(&m.path).unwrap_or(m.path);
-                if workers.iter().any(|w| w.path == path) && !names.contains(&m.name) {
+                if workers.iter().any(|w| w.path == path && w.is_alive()) && !names.contains(&m.name) {
                     names.push(m.name);
                 }
             }

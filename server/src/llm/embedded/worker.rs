@@ -17,13 +17,15 @@ use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::LlamaToken;
 use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
+use std::time::Duration;
 use tokio::sync::{mpsc as tmpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 /// Prompt tokens evaluated per decode call: small enough that a cancel during a
 /// long prompt is seen within a fraction of a second.
-const PROMPT_CHUNK: usize = 128;
+const PROMPT_CHUNK: usize = 512;
 
 /// A chat call for the worker.
 pub struct ChatJob {
@@ -81,22 +83,34 @@ pub struct ModelWorker {
     jobs: mpsc::Sender<Job>,
     pub path: PathBuf,
     pub info: LoadedInfo,
+    /// Cleared when the thread ends (idle past its keep-alive, or dropped).
+    alive: Arc<AtomicBool>,
 }
 
 impl ModelWorker {
-    /// Starts a thread that loads `path` with `threads` inference threads; waits for the load.
-    pub async fn start(path: PathBuf, threads: i32) -> Result<Self, LlmError> {
+    /// Starts a thread that loads `path` with `threads` inference threads and waits for the load.
+    /// The thread unloads the model after `keep_alive` without a job (`None`: never).
+    pub async fn start(path: PathBuf, threads: i32, keep_alive: Option<Duration>) -> Result<Self, LlmError> {
         let (jobs, rx) = mpsc::channel::<Job>();
         let (loaded_tx, loaded_rx) = oneshot::channel();
-        let p = path.clone();
+        let alive = Arc::new(AtomicBool::new(true));
+        let (p, flag) = (path.clone(), alive.clone());
         std::thread::Builder::new()
             .name("tinycoder-model".into())
-            .spawn(move || run(&p, threads, rx, loaded_tx))
+            .spawn(move || {
+                run(&p, threads, keep_alive, rx, loaded_tx);
+                flag.store(false, Ordering::SeqCst);
+            })
             .map_err(|e| LlmError::Embedded(format!("cannot start the model thread: {e}")))?;
         let info = loaded_rx.await.map_err(|_| {
             LlmError::Embedded(format!("the model thread for {} ended while loading", path.display()))
         })??;
-        Ok(Self { jobs, path, info })
+        Ok(Self { jobs, path, info, alive })
+    }
+
+    /// Whether the model is still loaded (its thread has not ended).
+    pub fn is_alive(&self) -> bool {
+        self.alive.load(Ordering::SeqCst)
     }
 
     /// Queues a chat call.
@@ -117,7 +131,13 @@ fn gone() -> LlmError {
     LlmError::Embedded("the model thread has stopped; the next request loads the model again".into())
 }
 
-fn run(path: &Path, threads: i32, rx: mpsc::Receiver<Job>, loaded: oneshot::Sender<Result<LoadedInfo, LlmError>>) {
+fn run(
+    path: &Path,
+    threads: i32,
+    keep_alive: Option<Duration>,
+    rx: mpsc::Receiver<Job>,
+    loaded: oneshot::Sender<Result<LoadedInfo, LlmError>>,
+) {
     let backend = match backend() {
         Ok(b) => b,
         Err(e) => {
@@ -141,7 +161,19 @@ fn run(path: &Path, threads: i32, rx: mpsc::Receiver<Job>, loaded: oneshot::Send
     }
     let template = model.chat_template(None).ok();
     let mut session = Session { model: &model, template, threads, ctx: None, cached: Vec::new() };
-    while let Ok(job) = rx.recv() {
+    loop {
+        let job = match keep_alive {
+            None => rx.recv().map_err(|_| mpsc::RecvTimeoutError::Disconnected),
+            Some(idle) => rx.recv_timeout(idle),
+        };
+        let job = match job {
+            Ok(job) => job,
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                tracing::info!(model = %path.display(), "unloading an idle embedded model (models.<role>.keep_alive)");
+                break;
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+        };
         match job {
             Job::Tokenize { text, reply } => {
                 let _ = reply.send(model.vocab().tokenize(text.as_bytes(), false, true).len());

@@ -1,0 +1,123 @@
+//! The embedded backend reached the way users reach it: `tinycoder models list`,
+//! `tinycoder doctor` and `tinycoder chat` from the command line, and a chat
+//! through the language server over stdio, with no model server anywhere (the
+//! configured URL is a closed port). Models: the test bed's GGUF files
+//! (`scripts/testbed.sh models`; folder from TINYCODER_TEST_MODELS_DIR).
+#![cfg(feature = "embedded")]
+
+mod common;
+mod lsp_client;
+
+use common::{closed_port_url, CliHome};
+use lsp_client::{file_uri, LspClient};
+use serde_json::{json, Value};
+use std::path::PathBuf;
+
+const QWEN: &str = "qwen2.5-coder:0.5b";
+
+fn models_dir() -> PathBuf {
+    let dir = std::env::var("TINYCODER_TEST_MODELS_DIR").map(PathBuf::from).unwrap_or_else(|_| {
+        PathBuf::from(std::env::var("HOME").expect("HOME")).join(".cache/tinycoder/testbed/models")
+    });
+    assert!(
+        dir.join(format!("{QWEN}.gguf")).is_file(),
+        "no {QWEN}.gguf in {}: run `scripts/testbed.sh models` (repo root) and retry",
+        dir.display()
+    );
+    dir
+}
+
+/// The environment of a user with no server and the models in a folder: `auto` must find them.
+fn embedded_env() -> Vec<(String, String)> {
+    let mut env = vec![
+        ("TINYCODER_BACKEND__URL".to_string(), closed_port_url()),
+        ("TINYCODER_BACKEND__MODELS_DIR".to_string(), models_dir().display().to_string()),
+        ("TINYCODER_BACKEND__OLLAMA_MODELS".to_string(), "/nonexistent".to_string()),
+    ];
+    for role in ["PLANNER", "CODER", "CRITIC", "SUMMARIZER"] {
+        env.push((format!("TINYCODER_MODELS__{role}__NAME"), QWEN.to_string()));
+        env.push((format!("TINYCODER_MODELS__{role}__NUM_CTX"), "4096".to_string()));
+    }
+    env
+}
+
+fn run(home: &CliHome, args: &[&str]) -> (i32, String, String) {
+    let out = home.command(args).envs(embedded_env()).output().expect("run tinycoder");
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    (out.status.code().unwrap_or(-1), text(&out.stdout), text(&out.stderr))
+}
+
+#[test]
+fn models_list_shows_the_files_on_disk_with_their_roles_and_context() {
+    let home = CliHome::new();
+    let (code, out, err) = run(&home, &["models", "list", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(v["backend"], json!("embedded"), "no server answers and the models are on disk: {v}");
+    let rows = v["models"].as_array().expect("models");
+    let qwen = rows.iter().find(|r| r["name"] == json!(QWEN)).unwrap_or_else(|| panic!("{QWEN} listed: {v}"));
+    assert_eq!(qwen["from"], json!("disk"));
+    assert_eq!(qwen["context_length"], json!(32768), "read from the GGUF header");
+    assert_eq!(qwen["roles"], json!(["planner", "coder", "critic", "summarizer"]));
+    assert!(qwen["location"].as_str().unwrap().ends_with(&format!("{QWEN}.gguf")));
+}
+
+#[test]
+fn doctor_checks_that_each_roles_model_is_found_and_loads() {
+    let home = CliHome::new();
+    // The exit code also reflects the sandbox's checks on this machine; the model checks are what matter here.
+    let (_, out, err) = run(&home, &["doctor", "--json"]);
+    let v: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}\n{err}"));
+    let checks = v.as_array().or_else(|| v["checks"].as_array()).expect("checks").clone();
+    let model_checks: Vec<&Value> =
+        checks.iter().filter(|c| c["area"] == json!("model") || c["area"] == json!("backend")).collect();
+    assert_eq!(model_checks.len(), 5, "{model_checks:?}");
+    for c in &model_checks {
+        assert_eq!(c["status"], json!("ok"), "{c}");
+    }
+    let text = serde_json::to_string(&model_checks).unwrap();
+    assert!(text.contains("embedded llama.cpp, no server"), "{text}");
+    assert!(text.contains("loads from") && text.contains("context length 32768"), "{text}");
+    // A missing model fails with the fix.
+    let out = home
+        .command(&["doctor", "--json"])
+        .envs(embedded_env())
+        .env("TINYCODER_BACKEND__KIND", "embedded")
+        .env("TINYCODER_MODELS__CRITIC__NAME", "not-pulled:1b")
+        .output()
+        .expect("doctor");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("ollama pull not-pulled:1b"), "{text}");
+}
+
+#[test]
+fn chat_from_the_command_line_streams_a_reply_with_no_server() {
+    let home = CliHome::new();
+    let (code, out, err) = run(&home, &["chat", "Write a Python function named add that adds two numbers."]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("def add"), "{out}");
+}
+
+#[test]
+fn a_chat_through_the_language_server_runs_on_the_embedded_model() {
+    let dirs = tempfile::tempdir().expect("tempdir");
+    let mut client = LspClient::spawn_with_env(dirs, &embedded_env());
+    client.initialize(&["utf-8"], json!({"models": {"coder": {"max_output_tokens": 120, "temperature": 0.0}}}));
+    let uri = file_uri(client.root(), "area.py");
+    client.notify(
+        "textDocument/didOpen",
+        json!({"textDocument": {"uri": uri, "languageId": "python", "version": 1,
+        "text": "def area(w, h):\n    return w * h\n"}}),
+    );
+    let reply = client
+        .request(
+            "tinycoder/chat",
+            json!({"requestId": "r1", "message": "What does the function area return? One sentence.",
+            "textDocument": {"uri": uri}}),
+        )
+        .unwrap_or_else(|e| panic!("chat failed: {e}"));
+    let text = reply["reply"].as_str().unwrap_or("").to_lowercase();
+    assert!(text.contains("area") || text.contains("product") || text.contains("multipl"), "{text}");
+    assert!(client.shutdown_and_exit().success());
+}
