@@ -85,10 +85,30 @@ pub fn request_text(
                     )?
                 }
             };
-            prompts.render(
-                PromptId::CODER_REQUEST_FIX,
-                &[("problem", &problem), ("path", &target.path), ("format_rules", &rules)],
-            )
+            // Code the failing code calls in other files is shown and may be changed by name; say so,
+            // or the model takes the target file's own definition as the only place a fix can go.
+            let callees: Vec<String> = target
+                .related
+                .iter()
+                .filter(|r| r.path != target.path)
+                .map(|r| format!("`{}` in {}", r.name, r.path))
+                .collect();
+            if callees.is_empty() {
+                prompts.render(
+                    PromptId::CODER_REQUEST_FIX,
+                    &[("problem", &problem), ("path", &target.path), ("format_rules", &rules)],
+                )
+            } else {
+                prompts.render(
+                    PromptId::CODER_REQUEST_FIX_CALLEES,
+                    &[
+                        ("problem", &problem),
+                        ("path", &target.path),
+                        ("callees", &callees.join(", ")),
+                        ("format_rules", &rules),
+                    ],
+                )
+            }
         }
     }
 }

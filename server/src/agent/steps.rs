@@ -501,6 +501,7 @@ pub async fn attempt(env: &AgentEnv, task: &mut Task, cancel: &CancellationToken
         )],
     )
     .await?;
+    tracing::debug!(attempt = number, %reply, "the coder's reply");
     let opts = SymbolEdit { focus_line: Some(target.start_line), protect_tests: target.protect_tests };
     // What the next attempt is shown of this one: the reply as the model wrote it.
     let shown_reply = reply.clone();

@@ -38,6 +38,7 @@ prompts! {
     CONTEXT_REQUEST_QUESTION = "context_request_question" ["question"];
     CODER_SYSTEM = "coder_system" [];
     CODER_REQUEST_FIX = "coder_request_fix" ["problem", "path", "format_rules"];
+    CODER_REQUEST_FIX_CALLEES = "coder_request_fix_callees" ["problem", "path", "callees", "format_rules"];
     CODER_REQUEST_EDIT = "coder_request_edit" ["path", "lines", "instruction", "format_rules"];
     CODER_PROBLEM_TEST = "coder_problem_test" ["test", "message"];
     CODER_PROBLEM_DIAGNOSTIC = "coder_problem_diagnostic" ["path", "line", "message"];

@@ -23,6 +23,8 @@ pub enum EditError {
     Syntax { path: String, errors: String },
     #[error("the reply changes nothing in `{path}`")]
     Unchanged { path: String },
+    #[error("the reply repeats {names} exactly as they are, so it changes nothing; change the line that computes the wrong value")]
+    UnchangedDefinitions { names: String },
     #[error("the reply is not valid JSON for an edit: {0}")]
     Json(String),
     #[error(

@@ -378,11 +378,13 @@ pub fn apply_symbol_edits_across(
     let defines = |fi: usize, name: &str| parsed[fi].symbols.iter().any(|s| s.name == name);
     // Which file each top-level definition of the reply belongs to.
     let mut parts: Vec<String> = vec![String::new(); files.len()];
+    let mut names: Vec<Vec<String>> = vec![Vec::new(); files.len()];
     for si in snippet.top_level() {
         let name = &snippet.symbols[si].name;
         let fi = if defines(0, name) { 0 } else { (1..files.len()).find(|&fi| defines(fi, name)).unwrap_or(0) };
         parts[fi].push_str(&snippet.text[snippet.range(si, true)]);
         parts[fi].push_str("\n\n");
+        names[fi].push(format!("`{name}` ({})", files[fi].0));
     }
     let imports = import_lines(lang, &code);
     if !imports.is_empty() && !parts[0].is_empty() {
@@ -390,6 +392,7 @@ pub fn apply_symbol_edits_across(
     }
     let mut out = Vec::new();
     let mut first_error = None;
+    let mut repeated: Vec<String> = Vec::new();
     for (fi, part) in parts.iter().enumerate() {
         if part.trim().is_empty() {
             continue;
@@ -397,7 +400,7 @@ pub fn apply_symbol_edits_across(
         let (path, before) = &files[fi];
         match apply_symbol_edits(path, before, part, opts) {
             Ok((after, _)) => out.push((path.clone(), after)),
-            Err(EditError::Unchanged { .. }) => {}
+            Err(EditError::Unchanged { .. }) => repeated.extend(names[fi].iter().cloned()),
             Err(e) => {
                 first_error.get_or_insert(e);
             }
@@ -407,7 +410,13 @@ pub fn apply_symbol_edits_across(
         return Err(e);
     }
     if out.is_empty() {
-        return Err(EditError::Unchanged { path: primary.clone() });
+        // Name what came back as it was: "changes nothing in the target file" misleads when the
+        // reply rewrote a called definition in another file.
+        return Err(if repeated.is_empty() {
+            EditError::Unchanged { path: primary.clone() }
+        } else {
+            EditError::UnchangedDefinitions { names: repeated.join(", ") }
+        });
     }
     Ok(out)
 }

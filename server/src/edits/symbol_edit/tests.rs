@@ -230,4 +230,11 @@ fn definitions_go_to_the_file_that_has_them() {
     assert_eq!(out.len(), 2);
     assert!(out[0].1.contains("def _pct(p):") && out[0].1.contains("_pct(10)"), "{}", out[0].1);
     assert!(out[1].1.contains("// 100"));
+    // A reply that repeats a called definition as it is names it, and its file.
+    let code = "def apply_discount(cents, percent):\n    return cents - cents * percent // 10\n";
+    let err = apply_symbol_edits_across(&files, code, &SymbolEdit::default()).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "the reply repeats `apply_discount` (cart/pricing.py) exactly as they are, so it changes nothing; change the line that computes the wrong value"
+    );
 }
