@@ -47,6 +47,12 @@ export class ChatViewProvider implements vscode.WebviewViewProvider {
     void this.view?.webview.postMessage({ type: 'focus' });
   }
 
+  /** Shows what the user asked for through a command (explain, ask); the answer streams in by itself. */
+  note(text: string): void {
+    this.transcript.note(text);
+    this.postAll();
+  }
+
   /** The `tinycoder/chatDelta` handler: chat turns and explain/ask answers alike. */
   onDelta(params: ChatDeltaParams): void {
     this.postTurn(this.transcript.applyDelta(params));

@@ -17,6 +17,9 @@ import {
 } from './commandArgs';
 import type { CodeAction, Command, Range } from './lspTypes';
 import type { ChatViewProvider } from './chatView';
+import { ClientCommand } from './commandIds';
+
+export { ClientCommand };
 
 export interface CommandContext {
   client: () => LanguageClient | undefined;
@@ -25,22 +28,6 @@ export interface CommandContext {
   runningJobs: () => string[];
 }
 
-/** The VS Code command ids; the server's own ids (tinycoder.fix, ...) are registered by the client. */
-export const ClientCommand = {
-  fix: 'tinycoder.vscode.fix',
-  edit: 'tinycoder.vscode.edit',
-  document: 'tinycoder.vscode.document',
-  generateTests: 'tinycoder.vscode.generateTests',
-  explain: 'tinycoder.vscode.explain',
-  ask: 'tinycoder.vscode.ask',
-  run: 'tinycoder.vscode.run',
-  runTests: 'tinycoder.vscode.runTests',
-  cancel: 'tinycoder.vscode.cancel',
-  undo: 'tinycoder.vscode.undo',
-  commit: 'tinycoder.vscode.commit',
-  index: 'tinycoder.vscode.index',
-  chat: 'tinycoder.vscode.chat',
-} as const;
 
 /** A string argument given bare or as `{key: "…"}` (keybindings and scripts pass either). */
 function stringArg(arg: unknown, key: string): string | undefined {
@@ -150,7 +137,7 @@ export function registerCommands(ctx: CommandContext): vscode.Disposable[] {
       return;
     }
     const where = `${vscode.workspace.asRelativePath(t.editor.document.uri)}:${t.range.start.line + 1}`;
-    ctx.chat.transcript.note(`Explain ${where}`);
+    ctx.chat.note(`Explain ${where}`);
     await ctx.chat.reveal();
     await execute(ServerCommand.explain, [targetArgs(t.doc, t.range)]);
   };
@@ -165,7 +152,7 @@ export function registerCommands(ctx: CommandContext): vscode.Disposable[] {
     if (!args) {
       return;
     }
-    ctx.chat.transcript.note(args.question);
+    ctx.chat.note(args.question);
     await ctx.chat.reveal();
     await execute(ServerCommand.ask, [args]);
   };

@@ -14,8 +14,8 @@ import { mergeSettings, TomlTable } from './settings';
 import { StatusBar } from './statusBar';
 
 let client: LanguageClient | undefined;
-const MENU_COMMAND = 'tinycoder.vscode.menu';
-const RESTART_COMMAND = 'tinycoder.vscode.restart';
+const MENU_COMMAND = ClientCommand.menu;
+const RESTART_COMMAND = ClientCommand.restart;
 
 /** The server's settings: `tinycoder.settings` with the typed settings over it. */
 function effectiveSettings(): TomlTable {
