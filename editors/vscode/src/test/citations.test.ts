@@ -37,3 +37,21 @@ test('linkify escapes the text and turns citations into links', () => {
   );
   assert.equal(linkifyCitations('no links "here"'), 'no links &quot;here&quot;');
 });
+
+test('Markdown links to file: URIs with a line anchor are one citation, shown by their label', () => {
+  const text = 'Sources: [calc.py:1](file:///tmp/w/calc.py#L1), [my file.py:8](file:///tmp/w/my%20file.py#L8-L9) and a.rs:2';
+  const found = findCitations(text);
+  assert.deepEqual(
+    found.map((c) => [c.path, c.line, c.endLine, c.label]),
+    [
+      ['/tmp/w/calc.py', 1, undefined, 'calc.py:1'],
+      ['/tmp/w/my file.py', 8, 9, 'my file.py:8'],
+      ['a.rs', 2, undefined, undefined],
+    ],
+  );
+  assert.equal(
+    linkifyCitations('[calc.py:1](file:///tmp/w/calc.py#L1).'),
+    '<a href="#" class="citation" data-path="/tmp/w/calc.py" data-line="1">calc.py:1</a>.',
+  );
+  assert.equal(findCitations('[x](file:///C:/w/a.rs#L3)')[0].path, 'C:/w/a.rs');
+});
