@@ -35,6 +35,16 @@ fi
   "$TINYCODER_ACP_VENV/bin/python" -m pip install -q agent-client-protocol==0.12.1
 }
 
+# The VS Code extension: compile, lint, unit tests and the .vsix. `npm ci`
+# reinstalls node_modules from the lockfile out of npm's own cache (~/.npm), so
+# a warm run downloads nothing; any failing step fails the run.
+log "checking the VS Code extension (editors/vscode)"
+(
+  cd editors/vscode
+  npm ci --prefer-offline --no-audit --no-fund --loglevel=error >&2
+  npm run --silent ci >&2
+)
+
 # Stop afterwards only the servers this run starts; leave a developer's running ones alone.
 to_stop=()
 status=$(scripts/testbed.sh status)

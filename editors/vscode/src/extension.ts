@@ -1,54 +1,152 @@
-// tinycoder for VS Code: starts `tinycoder lsp` over stdio for Rust and Python files.
+// tinycoder for VS Code: starts `tinycoder lsp` over stdio for Rust and Python
+// files and puts its flows in the palette, the editor menu, a chat view and the
+// status bar. Every change to files arrives from the server as workspace/applyEdit.
 import * as vscode from 'vscode';
-import { LanguageClient, LanguageClientOptions, ServerOptions, TransportKind } from 'vscode-languageclient/node';
+import { LanguageClient, LanguageClientOptions, ServerOptions, StaticFeature, TransportKind } from 'vscode-languageclient/node';
+import type { ChatDeltaParams } from './chatTranscript';
+import { ChatViewProvider } from './chatView';
+import { ClientCommand, registerCommands } from './commands';
+import { ConfigurationEntry, summaryFromEntries, summaryFromSettings } from './configurationSummary';
+import { trackProgress } from './progress';
+import { ProgressTracker } from './progressTracker';
+import { resolveServerPath } from './serverPath';
+import { mergeSettings, TomlTable } from './settings';
+import { StatusBar } from './statusBar';
 
 let client: LanguageClient | undefined;
+const MENU_COMMAND = ClientCommand.menu;
+const RESTART_COMMAND = ClientCommand.restart;
+
+/** The server's settings: `tinycoder.settings` with the typed settings over it. */
+function effectiveSettings(): TomlTable {
+  const config = vscode.workspace.getConfiguration('tinycoder');
+  return mergeSettings(config.get('settings', {}), {
+    backendKind: config.get<string>('backend.kind'),
+    backendUrl: config.get<string>('backend.url'),
+    coderModel: config.get<string>('models.coder.name'),
+  });
+}
+
+/** Announces that this client answers `tinycoder/inputText` (the agent's free-text questions). */
+const inputTextFeature: StaticFeature = {
+  fillClientCapabilities(capabilities) {
+    const experimental = (capabilities.experimental ?? {}) as Record<string, unknown>;
+    capabilities.experimental = { ...experimental, tinycoderInputText: true };
+  },
+  initialize() {},
+  getState() {
+    return { kind: 'static' };
+  },
+  clear() {},
+};
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
-  const config = vscode.workspace.getConfiguration('tinycoder');
-  const command = config.get<string>('serverPath', 'tinycoder');
-  const serverOptions: ServerOptions = { command, args: ['lsp'], transport: TransportKind.stdio };
-  const clientOptions: LanguageClientOptions = {
-    documentSelector: [{ language: 'rust' }, { language: 'python' }],
-    initializationOptions: config.get<object>('settings', {}),
-    synchronize: { configurationSection: 'tinycoder' },
-  };
-  client = new LanguageClient('tinycoder', 'tinycoder', serverOptions, clientOptions);
-  // The server asks for a line of text (a hint after failed attempts) through tinycoder/inputText.
-  client.registerFeature({
-    fillClientCapabilities(capabilities) {
-      capabilities.experimental = { ...(capabilities.experimental ?? {}), tinycoderInputText: true };
-    },
-    initialize() {},
-    getState() { return { kind: 'static' }; },
-    clear() {},
-  });
-  client.onRequest('tinycoder/inputText', async (p: { prompt: string }) =>
-    (await vscode.window.showInputBox({ prompt: p.prompt, ignoreFocusOut: true })) || null);
-  await client.start();
-
-  const output = vscode.window.createOutputChannel('tinycoder chat');
+  const output = vscode.window.createOutputChannel('tinycoder');
+  const tracker = new ProgressTracker();
+  const status = new StatusBar(MENU_COMMAND);
+  const chat = new ChatViewProvider(context.extensionUri, () => client);
   context.subscriptions.push(
     output,
-    client.onNotification('tinycoder/chatDelta', (p: { delta: string }) => output.append(p.delta)),
-    vscode.commands.registerCommand('tinycoder.chat', async () => {
-      const message = await vscode.window.showInputBox({ prompt: 'Ask tinycoder about this file' });
-      const editor = vscode.window.activeTextEditor;
-      if (!message || !client) { return; }
-      output.show(true);
-      output.appendLine(`\n> ${message}`);
-      const params: Record<string, unknown> = { message };
-      if (editor) {
-        params.textDocument = { uri: editor.document.uri.toString() };
-        if (!editor.selection.isEmpty) { params.range = client.code2ProtocolConverter.asRange(editor.selection); }
+    status,
+    vscode.window.registerWebviewViewProvider(ChatViewProvider.viewId, chat, { webviewOptions: { retainContextWhenHidden: true } }),
+    ...registerCommands({ client: () => client, chat, runningJobs: () => tracker.running() }),
+    vscode.commands.registerCommand(MENU_COMMAND, () => showMenu(output)),
+    vscode.commands.registerCommand(RESTART_COMMAND, () => start()),
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      if (!e.affectsConfiguration('tinycoder')) {
+        return;
       }
-      try {
-        await client.sendRequest('tinycoder/chat', params);
-      } catch (e) {
-        vscode.window.showErrorMessage(`tinycoder: ${(e as Error).message}`);
+      if (e.affectsConfiguration('tinycoder.serverPath') || !client?.isRunning()) {
+        void start();
+        return;
       }
+      // The server reloads its configuration from these (bare, tinycoder.toml-shaped) settings.
+      void client.sendNotification('workspace/didChangeConfiguration', { settings: effectiveSettings() }).then(() => refreshSummary());
     }),
   );
+
+  async function refreshSummary(): Promise<void> {
+    try {
+      const result = await client?.sendRequest<{ entries: ConfigurationEntry[] }>('tinycoder/configuration', {});
+      status.setSummary(result ? summaryFromEntries(result.entries) : summaryFromSettings(effectiveSettings()));
+    } catch {
+      status.setSummary(summaryFromSettings(effectiveSettings()));
+    }
+  }
+
+  async function start(): Promise<void> {
+    if (client) {
+      const old = client;
+      client = undefined;
+      await old.stop().catch(() => undefined);
+    }
+    const config = vscode.workspace.getConfiguration('tinycoder');
+    const configured = config.get<string>('serverPath', 'tinycoder');
+    const root = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+    const resolved = resolveServerPath(configured, process.env, root);
+    if (!resolved.found) {
+      const problem = `tinycoder: the server binary was not found: ${resolved.reason}. Build it (cargo build --release) or set tinycoder.serverPath.`;
+      status.setProblem(problem);
+      output.appendLine(problem);
+      void offerFixes(problem);
+      return;
+    }
+    const serverOptions: ServerOptions = { command: resolved.path, args: ['lsp'], transport: TransportKind.stdio };
+    const clientOptions: LanguageClientOptions = {
+      documentSelector: [
+        { scheme: 'file', language: 'rust' },
+        { scheme: 'file', language: 'python' },
+      ],
+      initializationOptions: effectiveSettings(),
+      outputChannel: output,
+    };
+    const next = new LanguageClient('tinycoder', 'tinycoder', serverOptions, clientOptions);
+    next.registerFeature(inputTextFeature);
+    // The agent asks for a line of text (a hint after failed attempts); null when dismissed.
+    next.onRequest('tinycoder/inputText', async (p: { prompt: string }) => {
+      const text = await vscode.window.showInputBox({ title: 'tinycoder', prompt: p.prompt, ignoreFocusOut: true });
+      return text === undefined ? null : text;
+    });
+    next.onNotification('tinycoder/chatDelta', (p: ChatDeltaParams) => chat.onDelta(p));
+    try {
+      await next.start();
+    } catch (e) {
+      const problem = `tinycoder: the server (${resolved.path} lsp) failed to start: ${(e as Error).message}`;
+      status.setProblem(problem);
+      output.appendLine(problem);
+      void offerFixes(problem);
+      return;
+    }
+    client = next;
+    context.subscriptions.push(trackProgress(next, tracker, (label) => status.setProgress(label)));
+    await refreshSummary();
+  }
+
+  async function offerFixes(problem: string): Promise<void> {
+    const choice = await vscode.window.showErrorMessage(problem, 'Open settings', 'Show output', 'Retry');
+    if (choice === 'Open settings') {
+      await vscode.commands.executeCommand('workbench.action.openSettings', 'tinycoder.serverPath');
+    } else if (choice === 'Show output') {
+      output.show();
+    } else if (choice === 'Retry') {
+      await start();
+    }
+  }
+
+  await start();
+}
+
+async function showMenu(output: vscode.OutputChannel): Promise<void> {
+  const items: (vscode.QuickPickItem & { run: () => unknown })[] = [
+    { label: '$(comment-discussion) Open chat', run: () => vscode.commands.executeCommand(ClientCommand.chat) },
+    { label: '$(output) Show output', run: () => output.show() },
+    { label: '$(debug-stop) Cancel the running job', run: () => vscode.commands.executeCommand(ClientCommand.cancel) },
+    { label: '$(discard) Undo the last change', run: () => vscode.commands.executeCommand(ClientCommand.undo) },
+    { label: '$(debug-restart) Restart the server', run: () => vscode.commands.executeCommand(RESTART_COMMAND) },
+    { label: '$(settings-gear) Settings', run: () => vscode.commands.executeCommand('workbench.action.openSettings', 'tinycoder') },
+  ];
+  const picked = await vscode.window.showQuickPick(items, { title: 'tinycoder' });
+  await picked?.run();
 }
 
 export async function deactivate(): Promise<void> {
