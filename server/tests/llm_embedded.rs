@@ -141,39 +141,64 @@ async fn token_counts_equal_llama_servers_tokenizer() {
     }
 }
 
-/// A model pulled into Ollama's store loads from its blob, with no Ollama server
-/// at the configured URL; `auto` picks the embedded backend for it.
+/// Pauses a process (SIGSTOP) for the guard's life; SIGCONT on drop, even when the test fails.
+struct Paused(i32);
+
+impl Paused {
+    fn new(pid: i32) -> Self {
+        // SAFETY: plain kill(2) on a pid the test bed recorded.
+        assert_eq!(unsafe { libc::kill(pid, libc::SIGSTOP) }, 0, "cannot stop pid {pid}");
+        Self(pid)
+    }
+}
+
+impl Drop for Paused {
+    fn drop(&mut self) {
+        // SAFETY: as above.
+        unsafe { libc::kill(self.0, libc::SIGCONT) };
+    }
+}
+
+/// A model pulled into Ollama's store loads from its blob while the Ollama server
+/// is stopped (SIGSTOP: it answers nothing), and `auto` picks the embedded backend
+/// when no server answers and the models are on disk.
 #[tokio::test]
-async fn a_model_in_ollamas_store_loads_without_the_server() {
+async fn a_model_in_ollamas_store_loads_with_the_ollama_server_stopped() {
     let _g = serial().await;
     let store = testbed_dir("TINYCODER_TEST_OLLAMA_MODELS", "ollama-models");
     let manifest = store.join("manifests/registry.ollama.ai/library/qwen2.5-coder/0.5b");
     assert!(manifest.is_file(), "no Ollama manifest at {}: run `scripts/testbed.sh up`", manifest.display());
-    let mut config = test_config(BackendKind::Auto, &closed_port_url());
+    let ollama_url = common::ollama_url();
+    let mut config = test_config(BackendKind::Embedded, &ollama_url);
     config.backend.models_dir = String::new();
     config.backend.ollama_models = store.display().to_string();
-    for role in ModelRole::ALL {
-        let m = match role {
-            ModelRole::Critic | ModelRole::Summarizer => "smollm2",
-            _ => QWEN,
-        };
-        match role {
-            ModelRole::Planner => config.models.planner.name = m.into(),
-            ModelRole::Coder => config.models.coder.name = m.into(),
-            ModelRole::Critic => config.models.critic.name = m.into(),
-            ModelRole::Summarizer => config.models.summarizer.name = m.into(),
-        }
-    }
-    assert_eq!(resolve_backend(&config), BackendKind::Embedded, "no server answers and the models are on disk");
+    config.models.planner.name = QWEN.into();
+    config.models.coder.name = QWEN.into();
+    config.models.critic.name = "smollm2".into();
+    config.models.summarizer.name = "smollm2".into();
     let found = tinycoder::llm::local_models::ModelLocator::new(&config.backend).find(QWEN).expect("found");
     assert!(found.path.starts_with(store.join("blobs")), "{}", found.path.display());
+
+    let pid_file = store.parent().expect("test bed home").join("run/ollama.pid");
+    let pid: i32 = std::fs::read_to_string(&pid_file)
+        .unwrap_or_else(|e| panic!("{}: {e}; start the test bed with `scripts/testbed.sh up`", pid_file.display()))
+        .trim()
+        .parse()
+        .expect("a pid");
+    let paused = Paused::new(pid);
+    let http = reqwest::Client::builder().timeout(std::time::Duration::from_secs(1)).build().expect("http");
+    assert!(http.get(format!("{ollama_url}/api/version")).send().await.is_err(), "the Ollama server must not answer");
     let client = client_from_config(&config).expect("client");
-    assert_eq!(client.backend(), BackendKind::Embedded);
     let mut req = ChatRequest::new(ModelRole::Coder, vec![ChatMessage::user("Write a Python function add(a, b).")]);
     req.max_tokens = Some(24);
-    let reply = client.chat(req, CancellationToken::new()).await.expect("reply from the blob");
+    let reply = client.chat(req, CancellationToken::new()).await.expect("a reply from the blob");
+    drop(paused);
     assert!(reply.text.contains("def") || reply.text.contains("add"), "{}", reply.text);
-    // With the server's port answering, `auto` means that server.
+
+    // `auto`: nothing at the URL and every role's model on disk means embedded; a URL that answers means that server.
+    config.backend.kind = BackendKind::Auto;
+    config.backend.url = closed_port_url();
+    assert_eq!(resolve_backend(&config), BackendKind::Embedded);
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
     config.backend.url = format!("http://{}", listener.local_addr().expect("addr"));
     assert_eq!(resolve_backend(&config), BackendKind::Ollama);
