@@ -63,10 +63,10 @@ pub async fn run(args: Args, workspace: Option<PathBuf>) -> anyhow::Result<ExitC
         }
     }
     let mut notes = Vec::new();
-    let backend = crate::llm::resolve_backend(config);
-    if backend != BackendKind::Embedded {
-        match crate::llm::client_from_config(config) {
-            Ok(client) => match client.list_models().await {
+    // One client: `auto` is resolved (a connection attempt) once, by making it.
+    let backend = match crate::llm::client_from_config(config) {
+        Ok(client) if client.backend() != BackendKind::Embedded => {
+            match client.list_models().await {
                 Ok(models) => rows.extend(models.into_iter().map(|m| Row {
                     roles: roles_of(&m.name),
                     name: m.name,
@@ -76,10 +76,15 @@ pub async fn run(args: Args, workspace: Option<PathBuf>) -> anyhow::Result<ExitC
                     size_bytes: m.size_bytes,
                 })),
                 Err(e) => notes.push(format!("the server's models are not listed: {e}")),
-            },
-            Err(e) => notes.push(format!("the server's models are not listed: {e}")),
+            }
+            client.backend()
         }
-    }
+        Ok(client) => client.backend(),
+        Err(e) => {
+            notes.push(format!("the server's models are not listed: {e}"));
+            config.backend.kind
+        }
+    };
     let backend_name = match backend {
         BackendKind::Embedded => "embedded (models load from disk, no server)".to_string(),
         BackendKind::Openai => format!("OpenAI-compatible server at {}", config.backend.url),

@@ -506,7 +506,8 @@ fn merge(
     Ok(())
 }
 
-fn lookup<'a>(t: &'a Table, dotted: &str) -> Option<&'a Value> {
+/// The value at a dotted key (`models.coder.path`) of a table, if any.
+pub(super) fn lookup<'a>(t: &'a Table, dotted: &str) -> Option<&'a Value> {
     let mut parts = dotted.split('.');
     let mut cur = t.get(parts.next()?)?;
     for p in parts {

@@ -122,12 +122,7 @@ impl Fixture {
 }
 
 fn lookup(t: &Table, dotted: &str) -> Value {
-    let mut parts = dotted.split('.');
-    let mut cur = t[parts.next().expect("dotted")].clone();
-    for p in parts {
-        cur = cur[p].clone();
-    }
-    cur
+    super::layers::lookup(t, dotted).cloned().unwrap_or_else(|| panic!("{dotted} is not set"))
 }
 
 #[test]

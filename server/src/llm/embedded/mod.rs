@@ -11,7 +11,6 @@
 
 mod worker;
 
-use super::budget::reply_tokens;
 use super::gate::GateGuard;
 use super::local_models::{ModelLocator, ModelSource};
 use super::shared::ClientShared;
@@ -97,7 +96,7 @@ impl EmbeddedClient {
     /// beyond `backend.max_loaded_models`) when needed. Call with the gate held.
     async fn worker(&self, role: ModelRole) -> Result<Arc<ModelWorker>, LlmError> {
         let found = self.locator.find_role(&self.config, role).map_err(|why| self.missing(role, why))?;
-        let path = std::fs::canonicalize(&found.path).unwrap_or(found.path.clone());
+        let path = canonical(found.path.clone());
         {
             let mut workers = self.workers.lock().map_err(|_| poisoned())?;
             workers.retain(|w| w.is_alive());
@@ -161,19 +160,20 @@ impl EmbeddedClient {
         };
         let (started_tx, started_rx) = tokio::sync::oneshot::channel();
         let (deltas, rx) = mpsc::unbounded_channel();
-        let max_tokens = reply_tokens(m, req.max_tokens);
-        let queued = worker.chat(ChatJob {
-            messages: req.messages.clone(),
-            num_ctx: m.num_ctx,
-            max_tokens,
-            temperature: req.temperature.unwrap_or(m.temperature),
-            seed: req.seed.unwrap_or(m.seed),
-            grammar,
-            started: started_tx,
-            deltas,
-            cancel: cancel.clone(),
-            usage: req.usage.clone(),
-        });
+        let queued = worker.chat(
+            ChatJob {
+                messages: req.messages.clone(),
+                num_ctx: m.num_ctx,
+                max_tokens: self.shared.reply_tokens(req),
+                temperature: req.temperature.unwrap_or(m.temperature),
+                seed: req.seed.unwrap_or(m.seed),
+                grammar,
+                deltas,
+                cancel: cancel.clone(),
+                usage: req.usage.clone(),
+            },
+            started_tx,
+        );
         if queued.is_err() {
             return Err(Retry::ThreadEnded(gate));
         }
@@ -220,6 +220,11 @@ impl Retry {
             Self::Failed(e) => e,
         }
     }
+}
+
+/// The path a loaded model is known by: links (a models dir of symlinks) resolved, so one file loads once.
+fn canonical(path: std::path::PathBuf) -> std::path::PathBuf {
+    std::fs::canonicalize(&path).unwrap_or(path)
 }
 
 fn poisoned() -> LlmError {
@@ -294,7 +299,7 @@ impl ModelClient for EmbeddedClient {
         let mut names = Vec::new();
         for role in ModelRole::ALL {
             if let Ok(m) = self.locator.find_role(&self.config, role) {
-                let path = std::fs::canonicalize(&m.path).unwrap_or(m.path);
+                let path = canonical(m.path);
                 if workers.iter().any(|w| w.path == path && w.is_alive()) && !names.contains(&m.name) {
                     names.push(m.name);
                 }

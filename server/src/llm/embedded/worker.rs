@@ -37,38 +37,16 @@ pub struct ChatJob {
     pub seed: i64,
     /// A llama.cpp grammar (from the request's JSON schema) the reply must follow.
     pub grammar: Option<String>,
-    /// The prompt's exact size once templated and tokenized, or why it cannot run.
-    pub started: StartedSender,
     pub deltas: tmpsc::UnboundedSender<Result<String, LlmError>>,
     pub cancel: CancellationToken,
     pub usage: Option<PromptUsageSink>,
 }
 
-/// A chat job once its `started` answer is taken out.
-struct ChatCall {
-    messages: Vec<ChatMessage>,
-    num_ctx: u32,
-    max_tokens: u32,
-    temperature: f32,
-    seed: i64,
-    grammar: Option<String>,
-    deltas: tmpsc::UnboundedSender<Result<String, LlmError>>,
-    cancel: CancellationToken,
-    usage: Option<PromptUsageSink>,
-}
-
-type StartedSender = oneshot::Sender<Result<usize, LlmError>>;
-
-impl ChatJob {
-    fn split_started(self) -> (StartedSender, ChatCall) {
-        let ChatJob { messages, num_ctx, max_tokens, temperature, seed, grammar, started, deltas, cancel, usage } =
-            self;
-        (started, ChatCall { messages, num_ctx, max_tokens, temperature, seed, grammar, deltas, cancel, usage })
-    }
-}
+/// Where the worker answers with the prompt's exact size once templated and tokenized, or why it cannot run.
+pub type StartedSender = oneshot::Sender<Result<usize, LlmError>>;
 
 enum Job {
-    Chat(Box<ChatJob>),
+    Chat(Box<ChatJob>, StartedSender),
     Tokenize { text: String, reply: oneshot::Sender<usize> },
 }
 
@@ -113,9 +91,9 @@ impl ModelWorker {
         self.alive.load(Ordering::SeqCst)
     }
 
-    /// Queues a chat call.
-    pub fn chat(&self, job: ChatJob) -> Result<(), LlmError> {
-        self.jobs.send(Job::Chat(Box::new(job))).map_err(|_| gone())
+    /// Queues a chat call; `started` learns whether its prompt fits.
+    pub fn chat(&self, job: ChatJob, started: StartedSender) -> Result<(), LlmError> {
+        self.jobs.send(Job::Chat(Box::new(job), started)).map_err(|_| gone())
     }
 
     /// Exact token count of `text` with the model's tokenizer (no special tokens added,
@@ -178,7 +156,7 @@ fn run(
             Job::Tokenize { text, reply } => {
                 let _ = reply.send(model.vocab().tokenize(text.as_bytes(), false, true).len());
             }
-            Job::Chat(job) => session.chat(*job),
+            Job::Chat(job, started) => session.chat(*job, started),
         }
     }
     tracing::debug!(model = %path.display(), "embedded model unloaded");
@@ -195,8 +173,7 @@ struct Session<'m> {
 }
 
 impl<'m> Session<'m> {
-    fn chat(&mut self, job: ChatJob) {
-        let (started, job) = job.split_started();
+    fn chat(&mut self, job: ChatJob, started: StartedSender) {
         let prompt = match self.prompt_tokens(&job.messages) {
             Ok(t) => t,
             Err(e) => {
@@ -272,7 +249,7 @@ impl<'m> Session<'m> {
         Ok(&mut self.ctx.as_mut().expect("set above").0)
     }
 
-    fn generate(&mut self, job: &ChatCall, prompt: &[LlamaToken]) -> Result<(), LlmError> {
+    fn generate(&mut self, job: &ChatJob, prompt: &[LlamaToken]) -> Result<(), LlmError> {
         self.context(job.num_ctx)?;
         // Reuse the cached prefix, but evaluate at least the prompt's last token (its logits start the reply).
         let keep = self.cached.iter().zip(prompt).take_while(|(a, b)| a == b).count().min(prompt.len() - 1);
@@ -286,7 +263,7 @@ impl<'m> Session<'m> {
         self.generate_from(job, prompt, keep)
     }
 
-    fn generate_from(&mut self, job: &ChatCall, prompt: &[LlamaToken], keep: usize) -> Result<(), LlmError> {
+    fn generate_from(&mut self, job: &ChatJob, prompt: &[LlamaToken], keep: usize) -> Result<(), LlmError> {
         let model = self.model;
         let (ctx, _) = self.ctx.as_mut().expect("made by generate");
         if let Some(sink) = &job.usage {
@@ -342,7 +319,7 @@ impl<'m> Session<'m> {
 }
 
 /// Greedy at temperature 0, else top-k / top-p / min-p with the seed; a grammar first when one is given.
-fn sampler(model: &LlamaModel, job: &ChatCall) -> Result<LlamaSampler, LlmError> {
+fn sampler(model: &LlamaModel, job: &ChatJob) -> Result<LlamaSampler, LlmError> {
     let mut chain = Vec::new();
     if let Some(g) = &job.grammar {
         chain.push(LlamaSampler::grammar(model, g, "root").map_err(|e| {
