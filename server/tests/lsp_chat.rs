@@ -305,3 +305,47 @@ fn chat_answers_from_the_project_and_cites_a_file_that_is_not_open() {
     assert!(!sources.contains("notes.py"), "an unrelated file is not cited: {sources}");
     assert!(client.shutdown_and_exit().success());
 }
+
+#[test]
+fn a_chat_sent_while_the_workspace_is_first_indexed_waits_for_the_index() {
+    require_ollama();
+    let mut client = LspClient::spawn();
+    // Enough code (2,000 files, 16 MB) that the first indexing takes seconds.
+    for d in 0..20 {
+        let dir = client.root().join(format!("pkg{d:02}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        for f in 0..100 {
+            let body: String = (0..60)
+                .map(|k| format!("def helper_{d}_{f}_{k}(value):\n    \"\"\"Returns value plus {k}.\"\"\"\n    total = value + {k}\n    return total\n\n"))
+                .collect();
+            std::fs::write(dir.join(format!("mod{f:02}.py")), body).unwrap();
+        }
+    }
+    std::fs::create_dir_all(client.root().join("zz_shop")).unwrap();
+    std::fs::write(
+        client.root().join("zz_shop/shipping.py"),
+        "def shipping_cost(weight_kg, express=False):\n    \"\"\"Cost in cents: 500 base plus 120 per started kilogram.\"\"\"\n    return 500 + 120 * int(weight_kg)\n",
+    )
+    .unwrap();
+    client.initialize(&["utf-8"], chat_options());
+    // Ask once the indexing reported its first files: the index is open but not complete.
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let msg = client.next_before(deadline, "the indexing's first progress report");
+        let report = &msg["params"]["value"];
+        if msg["method"] == "$/progress" && report["kind"] == "report" {
+            assert!(report["message"].as_str().is_some_and(|m| m.ends_with("files")), "{msg}");
+            break;
+        }
+    }
+    let reply = client
+        .request(
+            "tinycoder/chat",
+            json!({"requestId": "w1", "message": "How much does shipping_cost charge per kilogram?"}),
+        )
+        .unwrap_or_else(|e| panic!("chat failed: {e}"));
+    let text = reply["reply"].as_str().unwrap();
+    let sources = text.rsplit_once("Sources: ").map(|(_, s)| s).unwrap_or_else(|| panic!("no sources: {text}"));
+    assert!(sources.contains("[zz_shop/shipping.py:1](file://"), "{sources}");
+    assert!(client.shutdown_and_exit().success());
+}

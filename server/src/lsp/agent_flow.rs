@@ -236,7 +236,13 @@ impl Launcher {
             .map_err(|e| e.to_string())?;
         model.check_ready(crate::config::ModelRole::Coder).await.map_err(|e| e.to_string())?;
         let index = match self.index.get() {
-            Some(i) => i,
+            Some(i) => {
+                let limit = std::time::Duration::from_millis(self.config.index.ready_wait_ms);
+                if !self.index.caught_up_within(limit).await {
+                    tracing::warn!("the workspace is still being indexed: this request sees the files indexed so far");
+                }
+                i
+            }
             None => {
                 let h = &self.handles;
                 let p = ProgressHandle::start(&h.client, &h.jobs, "tinycoder: indexing", h.progress);

@@ -20,12 +20,22 @@ pub(super) struct IndexSlots {
     pub(super) slot: Arc<std::sync::OnceLock<Arc<crate::index::WorkspaceIndex>>>,
     pub(super) open: Arc<std::sync::Mutex<()>>,
     pub(super) run: Arc<std::sync::Mutex<()>>,
+    /// Becomes true once the first catch-up run has ended (whatever its outcome).
+    pub(super) caught_up: Arc<tokio::sync::watch::Sender<bool>>,
 }
 
 impl IndexSlots {
     /// The index, when it has been opened.
     pub(super) fn get(&self) -> Option<Arc<crate::index::WorkspaceIndex>> {
         self.slot.get().cloned()
+    }
+
+    /// Waits until the first catch-up run has ended, at most `limit`; false when it had not.
+    /// A query before then would search a half-built index and miss files it will hold.
+    pub(super) async fn caught_up_within(&self, limit: std::time::Duration) -> bool {
+        let mut ready = self.caught_up.subscribe();
+        let waited = tokio::time::timeout(limit, ready.wait_for(|done| *done)).await;
+        matches!(waited, Ok(Ok(_)))
     }
 
     /// A blocking job (run it with `spawn_blocking`): opens the index once, then brings it
@@ -37,30 +47,36 @@ impl IndexSlots {
         progress: ProgressHandle,
     ) -> impl FnOnce() -> std::result::Result<IndexedWorkspace, crate::index::IndexError> + Send + 'static {
         let (slot, lock, run_lock) = (self.slot.clone(), self.open.clone(), self.run.clone());
+        let caught_up = self.caught_up.clone();
         move || {
-            let index = {
-                let _guard = lock.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-                match slot.get() {
-                    Some(index) => index.clone(),
-                    None => {
-                        let index = Arc::new(crate::index::WorkspaceIndex::open_for_workspace(&root, &config)?);
-                        let _ = slot.set(index.clone());
-                        index
+            let ran = (|| {
+                let index = {
+                    let _guard = lock.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+                    match slot.get() {
+                        Some(index) => index.clone(),
+                        None => {
+                            let index = Arc::new(crate::index::WorkspaceIndex::open_for_workspace(&root, &config)?);
+                            let _ = slot.set(index.clone());
+                            index
+                        }
                     }
-                }
-            };
-            let _running = run_lock.lock().unwrap_or_else(|p| p.into_inner());
-            let cancel = progress.cancel_token();
-            let summary = index.index_all(
-                |p| {
-                    if p.done % PROGRESS_EVERY_FILES == 0 || p.done == p.total {
-                        let pct = (p.done * 100).checked_div(p.total).unwrap_or(100) as u32;
-                        progress.report(format!("{}/{} files", p.done, p.total), Some(pct));
-                    }
-                },
-                &cancel,
-            )?;
-            Ok((index, summary))
+                };
+                let _running = run_lock.lock().unwrap_or_else(|p| p.into_inner());
+                let cancel = progress.cancel_token();
+                let summary = index.index_all(
+                    |p| {
+                        if p.done % PROGRESS_EVERY_FILES == 0 || p.done == p.total {
+                            let pct = (p.done * 100).checked_div(p.total).unwrap_or(100) as u32;
+                            progress.report(format!("{}/{} files", p.done, p.total), Some(pct));
+                        }
+                    },
+                    &cancel,
+                )?;
+                Ok((index, summary))
+            })();
+            // Waiters go on even after a failed or cancelled run: they use what the index holds.
+            caught_up.send_replace(true);
+            ran
         }
     }
 }
@@ -73,7 +89,12 @@ impl Backend {
 
     /// Owned handles to open the index from a background task.
     pub(super) fn index_slots(&self) -> IndexSlots {
-        IndexSlots { slot: self.index.clone(), open: self.index_open.clone(), run: self.index_run.clone() }
+        IndexSlots {
+            slot: self.index.clone(),
+            open: self.index_open.clone(),
+            run: self.index_run.clone(),
+            caught_up: self.index_caught_up.clone(),
+        }
     }
 
     /// [`IndexSlots::job`] for this server's index.

@@ -74,6 +74,8 @@ pub struct Backend {
     pub(super) index_open: Arc<Mutex<()>>,
     /// Serialises full index runs (start-up and `tinycoder.index`), so they never interleave.
     pub(super) index_run: Arc<Mutex<()>>,
+    /// True once the start-up catch-up run has ended; tasks and chats wait for it.
+    pub(super) index_caught_up: Arc<tokio::sync::watch::Sender<bool>>,
     /// Open buffers edited since the index last saw them (URIs); a background task
     /// hands their text to the index once per `index.debounce_ms`, so a keystroke costs an insert.
     pub(super) index_dirty: Arc<Mutex<HashSet<String>>>,
@@ -179,6 +181,7 @@ impl Backend {
             index: Arc::new(std::sync::OnceLock::new()),
             index_open: Arc::new(Mutex::new(())),
             index_run: Arc::new(Mutex::new(())),
+            index_caught_up: Arc::new(tokio::sync::watch::channel(false).0),
             index_dirty: Arc::new(Mutex::new(HashSet::new())),
             undo_busy: Arc::new(AtomicBool::new(false)),
         }

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 pub struct IndexConfig {
     pub max_file_kb: u64,
     pub debounce_ms: u64,
+    pub ready_wait_ms: u64,
     pub commit_delay_ms: u64,
     pub table_save_interval_ms: u64,
     pub writer_memory_mb: u64,
