@@ -50,6 +50,10 @@ fn neovim_fixes_a_failing_test_through_the_preview_and_chats_about_the_project()
         .env("TINYCODER_ROOT", &root)
         // A headless Neovim cannot answer the strategy question (lsp_strategy.rs covers it).
         .env("TINYCODER_RUNTIME__STRATEGY_ROUNDS", "0")
+        // The whole prompt evaluated every time: greedy replies then do not depend on
+        // what earlier tests left in llama-server's cache (a reused prefix changes the
+        // batch split, and with it the last bits of the logits).
+        .env("TINYCODER_BACKEND__PROMPT_CACHE", "false")
         .env("TINYCODER_URL", &url)
         .env("TINYCODER_MODEL", common::AGENT_MODEL)
         .env("TINYCODER_OUT", &out)

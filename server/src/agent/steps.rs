@@ -421,6 +421,7 @@ pub async fn attempt(env: &AgentEnv, task: &mut Task, cancel: &CancellationToken
     let messages = coder::messages(&ctx, retry, env.config.runtime.retry_shows_previous_reply);
     let prompt_text: String = messages.iter().map(|m| m.content.as_str()).collect::<Vec<_>>().join("\n\n");
     let (prompt_tokens, exact) = counter.count(&prompt_text).await;
+    tracing::trace!(attempt = number, prompt = %prompt_text, "the coder's prompt");
     let mut req = ChatRequest::new(ModelRole::Coder, messages);
     if number > 1 {
         // A retry with the same sampling tends to repeat itself: sample a little hotter, with a new seed.
