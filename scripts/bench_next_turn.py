@@ -11,7 +11,7 @@ with a history budget large enough that no summary is due.
 Usage:
   scripts/bench_next_turn.py --bin LABEL=PATH [--bin LABEL=PATH ...]
       [--url http://127.0.0.1:11434] [--trials 5] [--gap 3]
-      [--coder qwen2.5-coder:0.5b] [--summarizer smollm2]
+      [--coder qwen2.5-coder:1.5b] [--summarizer qwen2.5-coder:0.5b]
 
 Each binary runs with its own defaults (no setting a binary does not know is
 sent), so an older build can be compared with a newer one.
@@ -117,8 +117,8 @@ def session_run(binary, url, coder, summarizer, history_tokens, gap):
         options = {
             "backend": {"kind": "ollama", "url": url},
             "models": {
-                "coder": {"name": coder, "num_ctx": 2048, "max_output_tokens": 120, "temperature": 0.0},
-                "summarizer": {"name": summarizer, "num_ctx": 2048, "max_output_tokens": 80, "temperature": 0.0},
+                "coder": {"name": coder, "num_ctx": 4096, "max_output_tokens": 60, "temperature": 0.0},
+                "summarizer": {"name": summarizer, "num_ctx": 4096, "max_output_tokens": 80, "temperature": 0.0},
             },
             "store": {
                 "session_history_tokens": history_tokens,
@@ -173,8 +173,8 @@ def main():
     ap.add_argument("--url", default=os.environ.get("TINYCODER_TEST_OLLAMA_URL", "http://127.0.0.1:11434"))
     ap.add_argument("--trials", type=int, default=5)
     ap.add_argument("--gap", type=float, default=3.0)
-    ap.add_argument("--coder", default="qwen2.5-coder:0.5b")
-    ap.add_argument("--summarizer", default="smollm2")
+    ap.add_argument("--coder", default="qwen2.5-coder:1.5b")
+    ap.add_argument("--summarizer", default="qwen2.5-coder:0.5b")
     args = ap.parse_args()
     bins = [b.split("=", 1) for b in args.bin]
     rows = {(label, kind): [] for label, _ in bins for kind in ("summary due", "no summary")}
