@@ -9,10 +9,6 @@ mod common;
 use std::path::Path;
 use tinycoder::sandbox::PermissionPolicy;
 
-/// Files the corpus workspace holds (the dangerous lines overwrite some of them).
-const FILES: &[&str] =
-    &["README.md", "Cargo.toml", "notes.txt", "config.json", "data/users.db", "src/main.rs", "src/lib.rs", "src/a.rs"];
-
 fn corpus(name: &str) -> Vec<String> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/permissions").join(name);
     std::fs::read_to_string(&path)
@@ -25,7 +21,7 @@ fn corpus(name: &str) -> Vec<String> {
 
 fn workspace() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    for f in FILES {
+    for f in corpus("workspace_files.txt") {
         let p = dir.path().join(f);
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();
         std::fs::write(p, "data\n").unwrap();
@@ -163,4 +159,22 @@ fn verdicts_name_the_effect_rule_and_sub_command() {
           dangerous=true effect=Some("defines-later-code") rule=Some("startup-file") sub=Some("echo x")
           writes a file whose content runs later (shell start-up files, git hooks, cron, services): $WS/.git/hooks/pre-commit
     "#]].assert_eq(&rendered);
+}
+
+#[test]
+fn an_effect_left_out_of_the_list_is_not_gated() {
+    let ws = workspace();
+    let off = ["reaches-network", "destroys-data", "writes-outside-workspace"];
+    let mut cfg = common::default_config().permissions;
+    cfg.effects.retain(|e| !off.contains(&e.as_str()));
+    let narrow = PermissionPolicy::new(&cfg, ws.path()).unwrap();
+    let full = policy(ws.path());
+    for line in ["curl https://example.com", "echo x > /dev/sda", "rm -rf src", "cp -t /etc notes.txt"] {
+        assert!(full.check(line).dangerous, "gated with every effect on: {line}");
+        let v = narrow.check(line);
+        assert!(!v.dangerous, "{line} is gated with its effect off: {v:?}");
+    }
+    for line in ["sudo ls", "chmod 777 notes.txt"] {
+        assert!(narrow.check(line).dangerous, "an effect still on is gated: {line}");
+    }
 }

@@ -273,3 +273,31 @@ async fn periodic_checkpoints_and_retention() {
         Some(TaskStatus::ExecutingStep)
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replay_rebuilds_each_state_from_the_stored_events() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = open(dir.path());
+    let bus = EventBus::new(store.clone());
+    task(&bus, "r").await;
+    bus.append("r", EventType::StepStarted, json!({"step_id": "s1"}), None).await.expect("append");
+    bus.append("r", EventType::CoderCalled, json!({}), None).await.expect("append");
+    bus.append("r", EventType::TaskCompleted, json!({"ok": true}), None).await.expect("append");
+    let states = tinycoder::store::replay(&store, "r").await.expect("replay");
+    let seqs: Vec<u64> = states
+        .iter()
+        .map(|(e, s)| {
+            assert_eq!(s.last_sequence, e.sequence, "each state is the one after its event");
+            e.sequence
+        })
+        .collect();
+    assert_eq!(seqs, vec![1, 2, 3, 4]);
+    assert_eq!(states[0].1.input.as_deref(), Some("input of r"));
+    assert_eq!(states[1].1.active_step_id.as_deref(), Some("s1"));
+    assert_eq!(states[2].1.coder_calls, 1);
+    let last = &states[3].1;
+    assert_eq!(last.status, TaskStatus::Completed);
+    assert_eq!(tinycoder::store::replay_state(&store, "r").await.expect("fold"), *last);
+    assert!(tinycoder::store::replay(&store, "nothing").await.is_err(), "an unknown task is an error");
+    assert!(tinycoder::store::replay_state(&store, "nothing").await.is_err());
+}

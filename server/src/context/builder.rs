@@ -462,3 +462,38 @@ fn trim_lines(text: &str, max: usize) -> String {
         format!("{}\n…", lines[..max].join("\n"))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn section(kind: SectionKind, title: &str, text: &str) -> ContextSection {
+        ContextSection { kind, title: title.into(), text: text.into(), tokens: 0 }
+    }
+
+    #[test]
+    fn the_system_section_is_the_system_prompt_and_the_rest_the_user_message() {
+        let ctx = BuiltContext {
+            sections: vec![
+                section(SectionKind::System, "", "You fix code."),
+                section(SectionKind::Code, "a.py:1-2", "x = 1"),
+                section(SectionKind::Request, "", "Fix it."),
+            ],
+            budget: BudgetBreakdown::default(),
+        };
+        assert_eq!(ctx.system(), "You fix code.");
+        assert_eq!(ctx.user_message(), "a.py:1-2\nx = 1\n\nFix it.");
+        assert_eq!(ctx.prompt(), "You fix code.\n\na.py:1-2\nx = 1\n\nFix it.");
+        let no_system =
+            BuiltContext { sections: vec![section(SectionKind::Request, "", "q")], budget: Default::default() };
+        assert_eq!(no_system.system(), "");
+    }
+
+    #[tokio::test]
+    async fn memory_sources_give_nothing_or_their_first_entries() {
+        assert!(NoMemory.relevant("anything", 5).await.is_empty());
+        let fixed = StaticMemory(vec!["a".into(), "b".into(), "c".into()]);
+        assert_eq!(fixed.relevant("q", 2).await, vec!["a".to_string(), "b".to_string()]);
+        assert_eq!(fixed.relevant("q", 9).await.len(), 3);
+    }
+}

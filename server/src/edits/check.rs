@@ -57,4 +57,13 @@ mod tests {
         assert!(check_syntax("a.rs", broken, broken).is_ok());
         assert!(check_syntax("notes.txt", "a", "((").is_ok());
     }
+
+    #[test]
+    fn an_error_already_there_is_not_listed_again() {
+        let before = "def f(:\n    return 1\n";
+        let after = "def f(:\n    return 1\n\n\nclass\n";
+        let new = new_syntax_errors("a.py", before, after);
+        assert_eq!(new.len(), 1, "{new:?}");
+        assert!(new[0].starts_with("line 5"), "{new:?}");
+    }
 }

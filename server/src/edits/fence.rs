@@ -120,4 +120,18 @@ mod tests {
     fn empty_fence_is_no_code() {
         assert_eq!(reply_code("```python\n```\nThe function is fine."), None);
     }
+
+    #[test]
+    fn blank_lines_stay_inside_a_block() {
+        let blocks = code_blocks("```python\ndef f():\n\n    return 1\n```\n");
+        assert_eq!(blocks.len(), 1);
+        assert_eq!(blocks[0].body, "def f():\n\n    return 1\n");
+    }
+
+    #[test]
+    fn a_fence_indented_in_a_list_loses_only_its_own_indentation() {
+        let blocks = code_blocks("1. Change it:\n   ```python\n   if x:\n       y()\nz = 1\n   ```\n");
+        assert_eq!(blocks.len(), 1);
+        assert_eq!(blocks[0].body, "if x:\n    y()\nz = 1\n");
+    }
 }

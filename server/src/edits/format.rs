@@ -126,4 +126,23 @@ mod tests {
         let err = apply_reply(EditFormat::WholeFile, &files, partial, &opts).unwrap_err();
         assert!(matches!(err, EditError::Elided { .. }), "{err}");
     }
+
+    #[test]
+    fn format_names_round_trip() {
+        for f in EditFormat::ALL {
+            assert_eq!(EditFormat::parse(f.as_str()), Some(f));
+        }
+        assert_eq!(EditFormat::WholeFile.as_str(), "whole_file");
+        assert_eq!(EditFormat::parse("search_replace"), Some(EditFormat::SearchReplace));
+        assert_eq!(EditFormat::parse("diff"), None);
+    }
+
+    #[test]
+    fn only_the_definitions_that_changed_are_reported() {
+        let files = vec![("shop.py".to_string(), PRICES.to_string())];
+        let opts = SymbolEdit { focus_line: None, protect_tests: true };
+        let reply = "```python\ndef total(items):\n    t = 0\n    for p, q in items:\n        t += item(p, q)\n    return t\n```";
+        let out = apply_reply(EditFormat::WholeSymbol, &files, reply, &opts).expect("applied");
+        assert_eq!(out.changed_symbols, vec!["total".to_string()]);
+    }
 }

@@ -82,4 +82,18 @@ mod tests {
         };
         assert_eq!(p.line_counts(), (2, 1));
     }
+
+    #[test]
+    fn a_patch_lists_its_files_and_diffs_each() {
+        let patch = Patch {
+            changes: vec![
+                FileChange { path: "a.py".into(), before: "x = 1\n".into(), after: "x = 2\n".into() },
+                FileChange { path: "b/c.py".into(), before: "".into(), after: "y = 3\n".into() },
+            ],
+        };
+        assert_eq!(patch.files(), vec!["a.py".to_string(), "b/c.py".to_string()]);
+        let diff = patch.diff();
+        assert_eq!(diff, unified_diff("a.py", "x = 1\n", "x = 2\n") + &unified_diff("b/c.py", "", "y = 3\n"));
+        assert!(diff.contains("-x = 1") && diff.contains("+x = 2") && diff.contains("+y = 3"), "{diff}");
+    }
 }

@@ -193,4 +193,12 @@ mod tests {
         .assert_eq(&err);
         assert_eq!(apply_search_replace("calc.py", SRC, &[]).unwrap_err(), EditError::NoBlocks);
     }
+
+    #[test]
+    fn a_marker_needs_both_the_run_and_the_word() {
+        let stray = "search\nfoo\n=======\nbar\n>>>>>>> REPLACE\n";
+        assert!(parse_search_replace(stray).is_empty(), "a bare word is no marker");
+        let conflict = "<<<<<<< HEAD\nfoo\n=======\nbar\n>>>>>>> REPLACE\n";
+        assert!(parse_search_replace(conflict).is_empty(), "a merge marker is no SEARCH marker");
+    }
 }

@@ -275,6 +275,15 @@ impl PermissionPolicy {
                     return Some((name, effect, format!("{reason}: {}", w.path.display())));
                 }
             }
+            // The rules table looks at operands; this catches destinations it cannot see (`cp -t DIR`).
+            let harmless = self.harmless.contains(&w.path);
+            if !harmless && self.enabled("writes-outside-workspace") && !w.path.starts_with(&self.workspace) {
+                return Some((
+                    "destination-outside-workspace".into(),
+                    "writes-outside-workspace".into(),
+                    format!("writes {}, outside the workspace", w.path.display()),
+                ));
+            }
             if w.replaces && self.enabled("destroys-data") && is_existing_file(&w.path) {
                 return Some((
                     "overwrites-existing-file".into(),

@@ -132,16 +132,9 @@ fn workspace() -> &'static Path {
     static DIR: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
     DIR.get_or_init(|| {
         let dir = tempfile::tempdir().expect("tempdir");
-        for f in [
-            "README.md",
-            "Cargo.toml",
-            "notes.txt",
-            "config.json",
-            "data/users.db",
-            "src/main.rs",
-            "src/lib.rs",
-            "src/a.rs",
-        ] {
+        let list = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/permissions/workspace_files.txt");
+        let list = std::fs::read_to_string(list).expect("the corpus workspace's file list");
+        for f in list.lines().filter(|l| !l.trim().is_empty() && !l.starts_with('#')) {
             let p = dir.path().join(f);
             std::fs::create_dir_all(p.parent().expect("parent")).expect("dir");
             std::fs::write(p, "data\n").expect("write");

@@ -223,4 +223,117 @@ mod tests {
         let s = next_status(TaskStatus::Testing, &ev(3, EventType::StatusChanged, json!({"status": "bogus"})));
         assert_eq!(s, TaskStatus::Testing);
     }
+
+    #[test]
+    fn every_event_sets_its_own_field_and_nothing_else() {
+        let mut state = TaskState::new("t");
+        let mut expected = TaskState::new("t");
+        let step = |state: &mut TaskState, seq: u64, t: EventType, payload: serde_json::Value| {
+            assert!(state.apply(&ev(seq, t, payload)), "event {seq} applies");
+        };
+        step(&mut state, 1, EventType::TaskReceived, json!({"input": "fix it"}));
+        expected.input = Some("fix it".into());
+        step(&mut state, 2, EventType::PlanCreated, json!({"plan": ["a"]}));
+        expected.plan = Some(json!(["a"]));
+        expected.status = TaskStatus::Planning;
+        // A plan event without a `plan` key stores its whole payload.
+        step(&mut state, 3, EventType::PlanCreated, json!({"steps": 2}));
+        expected.plan = Some(json!({"steps": 2}));
+        step(&mut state, 4, EventType::StepStarted, json!({"step_id": "a"}));
+        expected.active_step_id = Some("a".into());
+        expected.status = TaskStatus::ExecutingStep;
+        for seq in 5..=6 {
+            step(&mut state, seq, EventType::LlmCalled, json!({}));
+        }
+        expected.llm_calls = 2;
+        for seq in 7..=9 {
+            step(&mut state, seq, EventType::ToolCalled, json!({"tool": "search"}));
+        }
+        expected.tool_calls = 3;
+        for seq in 10..=13 {
+            step(&mut state, seq, EventType::CoderCalled, json!({}));
+        }
+        expected.coder_calls = 4;
+        step(&mut state, 14, EventType::CoderCompleted, json!({"step_id": "a"}));
+        step(&mut state, 15, EventType::ToolCompleted, json!({"step_id": "b"}));
+        step(&mut state, 16, EventType::ToolCompleted, json!({"step_id": "a"}));
+        step(&mut state, 17, EventType::ToolCompleted, json!({}));
+        expected.completed_steps = vec!["a".into(), "b".into()];
+        for seq in 18..=19 {
+            step(&mut state, seq, EventType::CheckpointSaved, json!({}));
+        }
+        expected.checkpoints = 2;
+        for seq in 20..=22 {
+            step(&mut state, seq, EventType::MemoryWritten, json!({}));
+        }
+        expected.memory_written = 3;
+        expected.status = TaskStatus::StoringMemory;
+        step(&mut state, 23, EventType::PermissionRequested, json!({"command": "rm x"}));
+        expected.pending_permission = Some(json!({"command": "rm x"}));
+        expected.status = TaskStatus::AwaitingPermission;
+        expected.last_sequence = 23;
+        expected.events_applied = 23;
+        assert_eq!(state, expected);
+        step(&mut state, 24, EventType::PermissionResolved, json!({"decision": "allow"}));
+        step(&mut state, 25, EventType::TaskCompleted, json!({"patch": "diff"}));
+        expected.pending_permission = None;
+        expected.result = Some(json!({"patch": "diff"}));
+        expected.active_step_id = None;
+        expected.status = TaskStatus::Completed;
+        expected.last_sequence = 25;
+        expected.events_applied = 25;
+        assert_eq!(state, expected);
+        // Another task's event is refused.
+        let mut other = ev(26, EventType::TaskFailed, json!({"reason": "x"}));
+        other.task_id = "other".into();
+        assert!(!state.apply(&other));
+        assert_eq!(state, expected);
+    }
+
+    #[test]
+    fn a_failure_without_a_reason_says_so() {
+        let mut state = TaskState::new("t");
+        state.apply(&ev(1, EventType::StepStarted, json!({"step_id": "a"})));
+        state.apply(&ev(2, EventType::TaskFailed, json!({})));
+        assert_eq!(state.failure_reason.as_deref(), Some("no reason recorded"));
+        assert_eq!(state.active_step_id, None);
+        assert_eq!(state.status, TaskStatus::Failed);
+    }
+
+    #[test]
+    fn each_event_type_moves_the_status_as_documented() {
+        use EventType as E;
+        use TaskStatus as S;
+        let from = S::Planning;
+        let cases = [
+            (E::TaskReceived, json!({}), S::Received),
+            (E::ContextBuilt, json!({}), S::Orchestrating),
+            (E::PlanCreated, json!({}), S::Planning),
+            (E::ToolCalled, json!({"tool": "run_tests"}), S::Testing),
+            (E::ToolCalled, json!({"tool": "search"}), S::ExecutingStep),
+            (E::StepStarted, json!({}), S::ExecutingStep),
+            (E::CoderCalled, json!({}), S::ExecutingStep),
+            (E::PermissionResolved, json!({}), S::ExecutingStep),
+            (E::CriticCalled, json!({}), S::CriticEvaluating),
+            (E::MemoryWriteSuggested, json!({}), S::StoringMemory),
+            (E::MemoryWriteDecided, json!({}), S::StoringMemory),
+            (E::MemoryWritten, json!({}), S::StoringMemory),
+            (E::PermissionRequested, json!({}), S::AwaitingPermission),
+            (E::TaskCompleted, json!({}), S::Completed),
+            (E::TaskFailed, json!({}), S::Failed),
+            (E::StatusChanged, json!({"status": "testing"}), S::Testing),
+            (E::LlmCalled, json!({}), from),
+            (E::LlmResultReceived, json!({}), from),
+            (E::ToolCompleted, json!({}), from),
+            (E::CoderCompleted, json!({}), from),
+            (E::CriticCompleted, json!({}), from),
+            (E::CheckpointSaved, json!({}), from),
+        ];
+        for (t, payload, want) in cases {
+            assert_eq!(next_status(from, &ev(1, t, payload.clone())), want, "{t:?} {payload}");
+        }
+        for terminal in [S::Completed, S::Failed, S::Cancelled] {
+            assert_eq!(next_status(terminal, &ev(1, E::StepStarted, json!({}))), terminal);
+        }
+    }
 }

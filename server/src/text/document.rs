@@ -280,4 +280,14 @@ mod tests {
         assert_eq!(d.text(), "a\r\nb\nc");
         assert_eq!(e.new_end_position, Point::new(1, 0));
     }
+
+    #[test]
+    fn a_batch_of_changes_sets_the_version_and_keeps_the_language() {
+        let mut d = Document::new("héllo\n", 3, "python");
+        assert_eq!((d.version(), d.language_id(), d.len_bytes()), (3, "python", 7));
+        let change = TextChange { range: Some(TextRange::new(p(0, 5), p(0, 5))), text: " wörld".into() };
+        d.apply_changes(&[change], Utf16, 7);
+        assert_eq!(d.text(), "héllo wörld\n");
+        assert_eq!((d.version(), d.language_id(), d.len_bytes()), (7, "python", 14));
+    }
 }
