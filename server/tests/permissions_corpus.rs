@@ -169,7 +169,7 @@ fn an_effect_left_out_of_the_list_is_not_gated() {
     cfg.effects.retain(|e| !off.contains(&e.as_str()));
     let narrow = PermissionPolicy::new(&cfg, ws.path()).unwrap();
     let full = policy(ws.path());
-    for line in ["curl https://example.com", "echo x > /dev/sda", "rm -rf src", "cp -t /etc notes.txt"] {
+    for line in ["curl https://example.com", "echo x > /dev/sda", "rm -rf src", "cp -t /etc new.txt"] {
         assert!(full.check(line).dangerous, "gated with every effect on: {line}");
         let v = narrow.check(line);
         assert!(!v.dangerous, "{line} is gated with its effect off: {v:?}");
