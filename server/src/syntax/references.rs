@@ -1,6 +1,7 @@
 //! References (calls, imports, type uses) of a parsed file, for ranking files
 //! in the repo map. Comes from the grammar's tags query plus the language's
-//! `references_query`; both are compiled once per language.
+//! `references_query`; both are compiled once per language, as one query (one
+//! walk of the tree).
 
 use super::{LanguageSpec, LANGUAGES};
 use serde::{Deserialize, Serialize};
@@ -31,7 +32,7 @@ pub struct Reference {
 
 struct Compiled {
     name: &'static str,
-    queries: Vec<Query>,
+    query: Option<Query>,
 }
 
 fn compiled() -> &'static [Compiled] {
@@ -41,20 +42,36 @@ fn compiled() -> &'static [Compiled] {
             .iter()
             .map(|l| {
                 let grammar = (l.grammar)();
-                let mut queries = Vec::new();
-                for src in [l.tags_query, l.references_query] {
-                    match Query::new(&grammar, src) {
-                        Ok(q) => queries.push(q),
-                        // A bad built-in query is a bug; ranking degrades instead of failing.
-                        Err(e) => {
-                            tracing::error!("reference query of {} does not compile: {e}", l.name)
-                        }
+                // One query of both sources: each query is a walk of the whole tree.
+                let source = format!("{}\n{}", l.tags_query, l.references_query);
+                let query = match Query::new(&grammar, &source) {
+                    Ok(q) => Some(only_references(q)),
+                    // A bad built-in query is a bug; ranking degrades instead of failing.
+                    Err(e) => {
+                        tracing::error!("reference query of {} does not compile: {e}", l.name);
+                        None
                     }
-                }
-                Compiled { name: l.name, queries }
+                };
+                Compiled { name: l.name, query }
             })
             .collect()
     })
+}
+
+/// `query` with every pattern that captures no `reference.*` disabled: the
+/// tags query is mostly definitions (with doc-comment predicates), which
+/// cost match time here and are read from the symbol walk instead.
+fn only_references(mut query: Query) -> Query {
+    let names: Vec<bool> = query.capture_names().iter().map(|n| kind_of(n).is_some()).collect();
+    for pattern in 0..query.pattern_count() {
+        let captures = query.capture_quantifiers(pattern);
+        let has_reference =
+            captures.iter().zip(&names).any(|(q, &is_ref)| is_ref && *q != tree_sitter::CaptureQuantifier::Zero);
+        if !has_reference {
+            query.disable_pattern(pattern);
+        }
+    }
+    query
 }
 
 fn kind_of(capture: &str) -> Option<ReferenceKind> {
@@ -69,25 +86,23 @@ fn kind_of(capture: &str) -> Option<ReferenceKind> {
 
 /// Every reference of `tree`, deduplicated by (name, kind, line), in document order.
 pub fn extract_references(lang: &LanguageSpec, tree: &Tree, src: &[u8]) -> Vec<Reference> {
-    let Some(c) = compiled().iter().find(|c| c.name == lang.name) else {
+    let Some(query) = compiled().iter().find(|c| c.name == lang.name).and_then(|c| c.query.as_ref()) else {
         return Vec::new();
     };
     let mut out = Vec::new();
-    for query in &c.queries {
-        let names = query.capture_names();
-        let mut cursor = QueryCursor::new();
-        let mut matches = cursor.matches(query, tree.root_node(), src);
-        while let Some(m) = matches.next() {
-            let kind = m.captures.iter().find_map(|cap| kind_of(names[cap.index as usize]));
-            let Some(kind) = kind else { continue };
-            for cap in m.captures.iter().filter(|cap| names[cap.index as usize] == "name") {
-                let text = String::from_utf8_lossy(&src[cap.node.byte_range()]);
-                let line = cap.node.start_position().row;
-                if kind == ReferenceKind::Import {
-                    push_import(&text, line, &mut out);
-                } else {
-                    out.push(Reference { name: text.into_owned(), kind, line });
-                }
+    let names = query.capture_names();
+    let mut cursor = QueryCursor::new();
+    let mut matches = cursor.matches(query, tree.root_node(), src);
+    while let Some(m) = matches.next() {
+        let kind = m.captures.iter().find_map(|cap| kind_of(names[cap.index as usize]));
+        let Some(kind) = kind else { continue };
+        for cap in m.captures.iter().filter(|cap| names[cap.index as usize] == "name") {
+            let text = String::from_utf8_lossy(&src[cap.node.byte_range()]);
+            let line = cap.node.start_position().row;
+            if kind == ReferenceKind::Import {
+                push_import(&text, line, &mut out);
+            } else {
+                out.push(Reference { name: text.into_owned(), kind, line });
             }
         }
     }
