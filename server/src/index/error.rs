@@ -9,6 +9,11 @@ pub enum IndexError {
     Tantivy { dir: PathBuf, source: tantivy::TantivyError },
     #[error("cannot access {path}: {source}")]
     Io { path: PathBuf, source: std::io::Error },
+    #[error(
+        "every copy of this workspace's index is in use by another tinycoder ({copies} copies, the first at {dir}): \
+         close another editor window or command on this folder, or raise index.max_copies"
+    )]
+    InUse { dir: PathBuf, copies: usize },
     #[error("the indexer has stopped (it failed earlier; see the log)")]
     Stopped,
     #[error("indexing was cancelled")]

@@ -137,10 +137,39 @@ impl WorkspaceIndex {
         Ok(Self { shared, tx: Mutex::new(Some(tx)), watcher, thread: Some(thread) })
     }
 
-    /// Opens the index of `root` in its cache directory, as configured.
+    /// Opens the index of `root` in its cache directory, as configured: the
+    /// first copy no other process holds (`index`, `index-2`, … up to `index.max_copies`).
     pub fn open_for_workspace(root: &Path, config: &crate::config::Config) -> Result<Self, IndexError> {
         let paths = crate::paths::WorkspacePaths::new(root, &config.store.dir);
-        Self::open(root, &paths.cache_dir.join("index"), &config.index)
+        let first = paths.cache_dir.join("index");
+        let copies = config.index.max_copies.max(1);
+        for n in 1..=copies {
+            let dir = if n == 1 { first.clone() } else { paths.cache_dir.join(format!("index-{n}")) };
+            match Self::open(root, &dir, &config.index) {
+                Err(IndexError::InUse { .. }) => {
+                    tracing::info!(
+                        "the index at {} is in use by another tinycoder; trying the next copy",
+                        dir.display()
+                    )
+                }
+                Ok(index) => {
+                    if n > 1 {
+                        tracing::info!(
+                            "another tinycoder holds this workspace's index; this one keeps its own copy at {}",
+                            dir.display()
+                        );
+                    }
+                    return Ok(index);
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Err(IndexError::InUse { dir: first, copies })
+    }
+
+    /// The folder this index is stored in.
+    pub fn dir(&self) -> &Path {
+        self.shared.store.dir()
     }
 
     /// The canonical workspace root.

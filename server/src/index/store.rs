@@ -119,7 +119,13 @@ impl IndexStore {
         index.tokenizers().register(CODE_STEM_TOKENIZER, StemmedCodeTokenizer);
         index.tokenizers().register(PROSE_TOKENIZER, prose_analyzer());
         let reader = index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into().map_err(err)?;
-        let writer = index.writer(writer_memory_mb as usize * 1_000_000).map_err(err)?;
+        let writer = index.writer(writer_memory_mb as usize * 1_000_000).map_err(|e| match e {
+            // Another process writes this copy (tantivy's lock file is held until it exits).
+            tantivy::TantivyError::LockFailure(tantivy::directory::error::LockError::LockBusy, _) => {
+                IndexError::InUse { dir: dir.to_path_buf(), copies: 1 }
+            }
+            e => err(e),
+        })?;
         Ok(Self { dir: dir.to_path_buf(), index, reader, writer: RwLock::new(writer), fields })
     }
 

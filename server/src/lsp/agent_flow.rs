@@ -210,9 +210,6 @@ impl Backend {
     }
 }
 
-/// How long resuming waits for the start-up indexing to finish.
-const INDEX_WAIT: std::time::Duration = std::time::Duration::from_secs(600);
-
 impl Launcher {
     /// The model client, or why there is none (for the user).
     pub(super) fn model(&self) -> Result<Arc<dyn crate::llm::ModelClient>> {
@@ -300,13 +297,10 @@ impl Launcher {
             slot.get_or_insert(store);
         }
         tokio::spawn(async move {
-            // The start-up indexing opens the index; wait for it rather than index twice.
-            let deadline = std::time::Instant::now() + INDEX_WAIT;
-            while self.index.get().is_none() {
-                if std::time::Instant::now() > deadline {
-                    return tracing::warn!("unfinished tasks not resumed: the index did not open");
-                }
-                tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+            // The start-up indexing opens the index; wait for its first run rather than index twice.
+            let limit = std::time::Duration::from_millis(self.config.index.ready_wait_ms);
+            if !self.index.caught_up_within(limit).await {
+                tracing::warn!("resuming while the workspace is still being indexed");
             }
             for t in tasks {
                 let snapshot = self.snapshot();

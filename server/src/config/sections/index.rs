@@ -13,6 +13,7 @@ pub struct IndexConfig {
     pub commit_delay_ms: u64,
     pub table_save_interval_ms: u64,
     pub writer_memory_mb: u64,
+    pub max_copies: usize,
     pub window_lines: usize,
     pub window_overlap_lines: usize,
     pub max_chunk_lines: usize,
@@ -69,6 +70,9 @@ impl IndexConfig {
                 self.writer_memory_mb,
                 "at least 15 MiB (tantivy's minimum)",
             ));
+        }
+        if !(1..=16).contains(&self.max_copies) {
+            return Err(Invalid::new("index.max_copies", self.max_copies, "from 1 to 16"));
         }
         if !(20..=2000).contains(&self.window_lines) {
             return Err(Invalid::new("index.window_lines", self.window_lines, "from 20 to 2000 lines"));
