@@ -2,8 +2,11 @@
 //! real binary and the test bed's coder model (Qwen2.5-Coder 0.5B):
 //! - the official TypeScript SDK (`@agentclientprotocol/sdk`, npm) asks about a
 //!   file that is not open (the streamed answer cites it, the file read through
-//!   `fs/read_text_file`), cancels an answer and a test run (the test run ends
-//!   within a second) and loads the session back;
+//!   `fs/read_text_file`), fixes the failing test of `tests/fixtures/agent-python`
+//!   (tool calls for the test runs and attempts, a diff, a permission request
+//!   answered, the patch written through `fs/write_text_file`, the tests green),
+//!   cancels an answer and a test run (the test run ends within a second) and
+//!   loads the session back;
 //! - the Python SDK (`agent-client-protocol`, PyPI) asks about an unsaved
 //!   buffer: the answer cites the buffer, not the disk's file.
 //!
@@ -14,7 +17,7 @@
 
 mod common;
 
-use serde_json::Value;
+use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -123,7 +126,10 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
 #[tokio::test(flavor = "multi_thread")]
 async fn the_typescript_sdk_asks_cancels_and_loads() {
     let home = tempfile::tempdir().expect("home");
-    let env = model_env(home.path()).await;
+    let mut env = model_env(home.path()).await;
+    // Replies depend on what the model server's prompt cache holds from earlier tests; with the
+    // cache off, greedy replies to the same prompt are the same, and so is the fix.
+    env.push(("TINYCODER_BACKEND__PROMPT_CACHE".into(), "false".into()));
     let _one_at_a_time = serial();
     let ws = home.path().join("ws");
     common::copy_fixture("agent-python", &ws);
@@ -151,6 +157,20 @@ async fn the_typescript_sdk_asks_cancels_and_loads() {
         ask["reads"].as_array().is_some_and(|a| a.iter().any(|p| p == "shop/prices.py")),
         "the file was read through fs/read_text_file: {ask:#}"
     );
+
+    // The fix: the coder's patch is shown as a diff, written through fs/write_text_file
+    // after the permission request is answered, and the project's tests pass.
+    let fix = &r["fix"];
+    assert_eq!(fix["stopReason"], "end_turn", "{fix:#}");
+    let diffs = fix["diffs"].as_array().expect("diffs");
+    assert!(diffs.iter().any(|d| d["path"] == "shop/prices.py"), "no diff of shop/prices.py: {fix:#}");
+    assert!(!fix["permissions"].as_array().expect("permissions").is_empty(), "no permission asked: {fix:#}");
+    assert_eq!(fix["writes"], json!(["shop/prices.py"]), "{fix:#}");
+    assert!(
+        fix["toolCalls"].as_array().expect("tool calls").iter().any(|t| t["kind"] == "execute"),
+        "the tests ran as a tool call: {fix:#}"
+    );
+    assert!(common::pytest_passes(&ws), "the tests are green after the fix: {fix:#}");
 
     // A cancel sent on the answer's first chunk races the answer's end (a short answer from a
     // fast model can finish first), so either stop reason is accepted; the turn must end soon

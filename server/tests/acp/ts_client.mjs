@@ -1,6 +1,7 @@
 // An ACP client built on the official TypeScript SDK (@agentclientprotocol/sdk),
 // acting as an editor's agent panel would: it starts `tinycoder acp`, asks about
-// a file, cancels an answer and a test run, and loads the session back. It answers
+// a file, fixes a failing test, cancels an answer and a test run, and loads the
+// session back. It answers
 // fs/read_text_file and fs/write_text_file from the disk, answers permission
 // requests, and records every session/update. It prints one JSON report on
 // stdout; the Rust test (acp_e2e.rs) checks it.
@@ -104,6 +105,26 @@ const report = await app.connectWith(stream, async (ctx) => {
   log("ask:", ask.stopReason, ask.ms, "ms");
   const askReads = reads.map((p) => relative(workspace, p));
 
+  // A fix of the failing test: tool calls, a diff, a permission asked before the write.
+  const fixWritesFrom = writes.length;
+  const fixPermissionsFrom = permissions.length;
+  const fix = await prompt(ctx, sessionId, "fix the failing test");
+  log("fix:", fix.stopReason, fix.ms, "ms");
+  const fixReport = {
+    stopReason: fix.stopReason,
+    text: fix.text,
+    toolCalls: fix.updates
+      .filter((u) => u.sessionUpdate === "tool_call" || u.sessionUpdate === "tool_call_update")
+      .map((u) => ({ update: u.sessionUpdate, kind: u.kind, status: u.status, title: u.title })),
+    diffs: fix.updates
+      .filter((u) => u.sessionUpdate === "tool_call" || u.sessionUpdate === "tool_call_update")
+      .flatMap((u) => u.content ?? [])
+      .filter((c) => c.type === "diff")
+      .map((c) => ({ path: relative(workspace, c.path), oldText: c.oldText, newText: c.newText })),
+    permissions: permissions.slice(fixPermissionsFrom),
+    writes: writes.slice(fixWritesFrom).map((p) => relative(workspace, p)),
+  };
+
   // Cancel while a model streams an answer.
   const cancelAsk = await prompt(ctx, sessionId, "Explain every function in shop/prices.py in detail.", (u) =>
     u.sessionUpdate === "agent_message_chunk" ? 0 : false,
@@ -127,6 +148,7 @@ const report = await app.connectWith(stream, async (ctx) => {
     initialize: init,
     sessionId,
     ask: { ...ask, reads: askReads },
+    fix: fixReport,
     cancelAsk: { ...cancelAsk, updates: undefined },
     cancelTests: { ...cancelTests, updates: undefined },
     loaded: loadedUpdates.map((u) => u.sessionUpdate),
