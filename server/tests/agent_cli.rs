@@ -1,6 +1,7 @@
 //! `tinycoder fix` end to end with a REAL coder model (Qwen2.5-Coder 0.5B on the
 //! test bed's llama-server): a failing test in a copy of a project becomes a
-//! green test run on the real tree, and the task's events tell how.
+//! green test run on the real tree, and the task's events tell how; in a git
+//! repository the report also holds the patch's diff against HEAD.
 
 mod common;
 
@@ -24,6 +25,15 @@ async fn fix_makes_the_tests_pass_on_the_real_tree_and_records_the_steps() {
     let project = home.path().join("shop");
     common::copy_fixture("agent-python", &project);
     assert!(!common::pytest_passes(&project), "the fixture starts red");
+    // A git repository with the fixture committed: the report carries the diff against HEAD.
+    for args in [
+        &["init", "--quiet"][..],
+        &["add", "-A"],
+        &["-c", "user.name=T", "-c", "user.email=t@e", "commit", "--quiet", "-m", "base"],
+    ] {
+        let ok = Command::new("git").arg("-C").arg(&project).args(args).status().expect("git").success();
+        assert!(ok, "git {args:?}");
+    }
 
     let out = tokio::task::block_in_place(|| tinycoder(&project, home.path(), &url, &["fix", "--yes", "--json"]));
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -37,6 +47,8 @@ async fn fix_makes_the_tests_pass_on_the_real_tree_and_records_the_steps() {
     assert!(common::pytest_passes(&project), "pytest itself agrees");
     assert!(report["prompt_tokens_max"].as_u64().unwrap() > 0 && report["model_calls"].as_u64().unwrap() >= 1);
     assert!(report["diff"].as_str().unwrap().contains("+++ b/shop/prices.py"));
+    // Nothing uncommitted besides the patch: against HEAD it is the same diff.
+    assert_eq!(report["diff_head"], report["diff"], "{report:#}");
     assert!(stderr.contains("test(s) fail before any change"), "progress on stderr:\n{stderr}");
 
     // The event log tells the story in order.

@@ -224,9 +224,19 @@ pub(super) async fn finish(
     let mut real_tree: Option<TestSummary> = None;
     let mut note = String::new();
     let mut committed: Option<Result<crate::undo::Commit, String>> = None;
+    let mut diff_head: Option<String> = None;
     if let (true, Some(patch)) = (report.has_patch(), &report.patch) {
+        let (root, shown) = (env.paths.root.clone(), patch.clone());
+        diff_head = tokio::task::spawn_blocking(move || crate::undo::diff_against_head(&root, &shown)).await?;
         if !apply.json {
             println!("{}", report.diff.trim_end());
+            if let Some(head) = diff_head.as_deref().filter(|h| *h != report.diff) {
+                // The files hold uncommitted changes of the user's own: a commit of them holds those too.
+                eprintln!("{}", uncommitted_note(&report.files_changed, apply.commit));
+                if apply.commit {
+                    println!("{}", head.trim_end());
+                }
+            }
         }
         let agreed = apply.yes || (!apply.json && ask_to_apply(patch, report.status));
         if agreed {
@@ -256,6 +266,7 @@ pub(super) async fn finish(
             obj.remove("patch");
             obj.insert("applied".into(), applied.into());
             obj.insert("tests_real_tree".into(), serde_json::to_value(&real_tree)?);
+            obj.insert("diff_head".into(), serde_json::to_value(&diff_head)?);
             if !note.is_empty() {
                 obj.insert("note".into(), note.clone().into());
             }
@@ -298,6 +309,16 @@ pub(super) async fn finish(
     } else {
         ExitCode::from(1)
     })
+}
+
+/// Says that the patched files also hold the user's uncommitted changes (the diff against HEAD differs).
+fn uncommitted_note(files: &[String], commit: bool) -> String {
+    let files = files.join(", ");
+    if commit {
+        format!("{files} also hold uncommitted changes of yours; the commit records them too, as this diff against HEAD shows:")
+    } else {
+        format!("note: {files} also hold uncommitted changes of yours (`--json` shows the patch's diff against HEAD as `diff_head`)")
+    }
 }
 
 fn ask_to_apply(patch: &Patch, status: ReportStatus) -> bool {

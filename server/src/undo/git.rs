@@ -2,6 +2,8 @@
 //! user's other staged or unstaged changes (`git commit --only -- FILES`). Off
 //! unless asked for (`--commit`, `tinycoder.commit`); a folder outside git or a
 //! machine without git is an error that leaves the written files as they are.
+//! Also the patch's diff against HEAD: what such a commit would hold, the
+//! user's uncommitted changes to those files included.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -80,6 +82,25 @@ pub fn commit_message(summary: &str, task_id: Option<&str>, subject_chars: usize
         Some(id) => format!("{subject}\n\nMade by tinycoder, task {id}."),
         None => subject,
     }
+}
+
+/// The diff from HEAD to the patched files (what committing them would hold);
+/// `None` when there is no HEAD to compare with: not a git work tree, no commit
+/// yet, or no git. A file HEAD lacks shows as new.
+pub fn diff_against_head(root: &Path, patch: &crate::edits::Patch) -> Option<String> {
+    let inside = git(root, &["rev-parse", "--is-inside-work-tree"]).ok()?;
+    if !inside.status.success() || !git(root, &["rev-parse", "--verify", "--quiet", "HEAD"]).ok()?.status.success() {
+        return None;
+    }
+    let mut diff = String::new();
+    for change in &patch.changes {
+        // `HEAD:./path` is relative to `root`, which may be a folder inside the repository.
+        let shown = git(root, &["show", &format!("HEAD:./{}", change.path)]).ok()?;
+        let at_head =
+            if shown.status.success() { String::from_utf8_lossy(&shown.stdout).into_owned() } else { String::new() };
+        diff.push_str(&crate::edits::unified_diff(&change.path, &at_head, &change.after));
+    }
+    Some(diff)
 }
 
 /// Commits `files` (workspace-relative) of the repository around `root` with

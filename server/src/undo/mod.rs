@@ -17,7 +17,7 @@ mod history;
 mod plan;
 
 pub use files::{apply_patch, read_current, restore, write_patch};
-pub use git::{commit, commit_message, Commit, GitError};
+pub use git::{commit, commit_message, diff_against_head, Commit, GitError};
 pub use history::UndoHistory;
 pub use plan::{plan_undo, FileUndo, UndoAction};
 

@@ -252,3 +252,46 @@ fn a_path_outside_the_workspace_is_never_written() {
     assert!(!dir.path().join("escape.txt").exists());
     assert_eq!(bytes(&paths.root, "bare.py"), BARE_BEFORE.as_bytes(), "nothing written");
 }
+
+#[test]
+fn the_diff_against_head_holds_the_users_uncommitted_changes_and_new_files() {
+    let dir = tempfile::tempdir().unwrap();
+    // The workspace is a folder inside the repository, as a monorepo's package would be.
+    let repo_root = dir.path();
+    let root = repo_root.join("pkg");
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::write(root.join("calc.py"), "a = 1\n").unwrap();
+    repo(repo_root);
+    assert_eq!(diff_against_head(&root, &Patch::default()), None, "no commit yet: nothing to compare with");
+    git(repo_root, &["add", "-A"]);
+    git(repo_root, &["commit", "--quiet", "-m", "base"]);
+    // The user's own uncommitted line, then the patch on top of it, and a new file.
+    let patch = Patch {
+        changes: vec![
+            FileChange {
+                path: "calc.py".into(),
+                before: "a = 1\nb = 2\n".into(),
+                after: "a = 1\nb = 2\nc = 3\n".into(),
+            },
+            FileChange { path: "new.py".into(), before: String::new(), after: "d = 4\n".into() },
+        ],
+    };
+    let head = diff_against_head(&root, &patch).expect("a diff against HEAD");
+    expect_test::expect![[r#"
+        --- a/calc.py
+        +++ b/calc.py
+        @@ -1 +1,3 @@
+         a = 1
+        +b = 2
+        +c = 3
+        --- a/new.py
+        +++ b/new.py
+        @@ -0,0 +1 @@
+        +d = 4
+    "#]]
+    .assert_eq(&head);
+    assert_ne!(head, patch.diff(), "the patch's own diff leaves out the user's line");
+    // Outside any repository there is no HEAD.
+    let outside = tempfile::tempdir().unwrap();
+    assert_eq!(diff_against_head(outside.path(), &patch), None);
+}
