@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use tinycoder::config::{ConfigInputs, LoadedConfig, ModelRole, PromptLibrary};
 use tinycoder::context::{ContextBuilder, ContextRequest, NoMemory, RequestKind, TokenCounter};
 use tinycoder::index::walk::walk_workspace;
-use tinycoder::index::{analyse, RepoMap, RepoMapFocus, WorkspaceIndex};
+use tinycoder::index::{analyse, RepoMap, RepoMapFocus, RepoMapSettings, WorkspaceIndex};
 use tinycoder::syntax::{language_for_path, SyntaxParser};
 use tokio_util::sync::CancellationToken;
 
@@ -182,6 +182,7 @@ fn main() {
     let counter = TokenCounter::estimating(&config.budget);
     let builder =
         ContextBuilder { index: &idx, prompts: &prompts, config: &config, memory: &NoMemory, counter: &counter };
+    let map_settings = RepoMapSettings::from_config(&config.index);
     let (mut c, mut rm) = (Vec::new(), Vec::new());
     for (i, f) in files.iter().filter(|f| f.rel.ends_with(".py")).step_by(37).take(30).enumerate() {
         let req = ContextRequest {
@@ -197,7 +198,7 @@ fn main() {
         c.push(t.elapsed());
         let t = Instant::now();
         let _ = idx.with_files(|tb| {
-            RepoMap::build(tb, &RepoMapFocus { files: vec![f.rel.clone()], identifiers: vec![] }, 0.85, 30, 4)
+            RepoMap::build(tb, &RepoMapFocus { files: vec![f.rel.clone()], identifiers: vec![] }, &map_settings)
         });
         rm.push(t.elapsed());
     }

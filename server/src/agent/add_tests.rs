@@ -161,7 +161,9 @@ pub fn append_new_tests(path: &str, before: &str, reply: &str) -> Option<crate::
         return None;
     }
     let after = format!("{}\n\n\n{}\n", before.trim_end(), code.trim());
-    crate::edits::check_syntax(path, before, &after).ok()?;
+    if !crate::edits::new_syntax_errors(path, before, &after).is_empty() {
+        return None;
+    }
     Some(crate::edits::EditOutcome { changes: vec![(path.to_string(), after)], changed_symbols: new })
 }
 

@@ -8,9 +8,6 @@ use crate::contracts::CriticScore;
 use crate::llm::{structured, ChatMessage, ChatRequest, LlmError};
 use tokio_util::sync::CancellationToken;
 
-/// Lines of the diff the critic sees at most.
-const CRITIC_DIFF_LINES: usize = 80;
-
 /// The critic's prompt for the passing attempt of `p`.
 pub fn critic_messages(
     env: &AgentEnv,
@@ -19,7 +16,7 @@ pub fn critic_messages(
 ) -> Result<Vec<ChatMessage>, crate::config::PromptError> {
     let ok = p.success();
     let diff = ok.and_then(|a| p.patch_of(a)).map(|patch| patch.diff()).unwrap_or_default();
-    let diff: String = diff.lines().take(CRITIC_DIFF_LINES).collect::<Vec<_>>().join("\n");
+    let diff: String = diff.lines().take(env.config.runtime.critic_diff_lines as usize).collect::<Vec<_>>().join("\n");
     let tests = match ok.map(|a| &a.result) {
         Some(super::state::AttemptResult::Tested { tests, why, .. }) => format!("{} — {why}", tests.headline()),
         _ => "not run".to_string(),

@@ -9,9 +9,6 @@ use crate::memory::policy::{decide, PolicyInput, SafetySignals};
 use crate::memory::{MemoryRetriever, MemoryStore, NewMemory};
 use serde_json::json;
 
-/// Lines of a fix's diff kept in its memory entry.
-const REMEMBERED_DIFF_LINES: usize = 30;
-
 /// Memory as the context builder sees it: past fixes above the weight floor.
 pub struct MemoryContext {
     retriever: MemoryRetriever,
@@ -60,7 +57,8 @@ pub fn candidate_text(env: &AgentEnv, p: &TaskProgress) -> Option<String> {
     let target = p.target.as_ref()?;
     let ok = p.success()?;
     let diff = p.patch_of(ok)?.diff();
-    let diff: String = diff.lines().skip(2).take(REMEMBERED_DIFF_LINES).collect::<Vec<_>>().join("\n");
+    let diff: String =
+        diff.lines().skip(2).take(env.config.memory.remembered_diff_lines as usize).collect::<Vec<_>>().join("\n");
     let message: String = target.message.lines().take(3).collect::<Vec<_>>().join(" ");
     let symbols = if ok.changed_symbols.is_empty() { "-".to_string() } else { ok.changed_symbols.join(", ") };
     env.prompts

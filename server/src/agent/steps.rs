@@ -13,7 +13,7 @@ use super::AgentError;
 use crate::config::ModelRole;
 use crate::context::TokenCounter;
 use crate::contracts::EventType;
-use crate::edits::{apply_reply, EditFormat, SymbolEdit};
+use crate::edits::{apply_reply, EditFormat, ReplyChecks, SymbolEdit};
 use crate::llm::{schema_of, ChatRequest, LlmError};
 use crate::sandbox::{run_project_tests, BufferOverlay, SandboxError};
 use crate::store::NewEvent;
@@ -504,6 +504,7 @@ pub async fn attempt(env: &AgentEnv, task: &mut Task, cancel: &CancellationToken
     .await?;
     tracing::debug!(attempt = number, %reply, "the coder's reply");
     let opts = SymbolEdit { focus_line: Some(target.start_line), protect_tests: target.protect_tests };
+    let checks = ReplyChecks::from_config(&env.config.runtime);
     // What the next attempt is shown of this one: the reply as the model wrote it.
     let shown_reply = reply.clone();
     let mut record = AttemptRecord {
@@ -521,9 +522,9 @@ pub async fn attempt(env: &AgentEnv, task: &mut Task, cancel: &CancellationToken
         AgentRequest::AddTests { .. } => {
             let usable = super::add_tests::without_existing_definitions(&target.path, &target.before, &reply);
             super::add_tests::append_new_tests(&target.path, &target.before, &usable)
-                .map_or_else(|| apply_reply(format, &target.files(), &usable, &opts), Ok)
+                .map_or_else(|| apply_reply(format, &target.files(), &usable, &opts, &checks), Ok)
         }
-        _ => apply_reply(format, &target.files(), &reply, &opts),
+        _ => apply_reply(format, &target.files(), &reply, &opts, &checks),
     };
     let applied = applied.map_err(|e| e.to_string()).and_then(|o| match &task.request {
         AgentRequest::AddTests { .. } => o

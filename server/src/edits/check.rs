@@ -4,9 +4,6 @@ use super::EditError;
 use crate::syntax::{language_for_path, parse, syntax_errors};
 use std::path::Path;
 
-/// How many syntax errors a message lists at most.
-const LISTED_ERRORS: usize = 3;
-
 /// Syntax errors in `after` that `before` did not have, as "line N: what" (1-based).
 /// Files without a grammar have none.
 pub fn new_syntax_errors(path: &str, before: &str, after: &str) -> Vec<String> {
@@ -34,12 +31,12 @@ pub fn new_syntax_errors(path: &str, before: &str, after: &str) -> Vec<String> {
 }
 
 /// `Err(EditError::Syntax)` when `after` parses with new errors.
-pub fn check_syntax(path: &str, before: &str, after: &str) -> Result<(), EditError> {
+pub fn check_syntax(path: &str, before: &str, after: &str, shown: usize) -> Result<(), EditError> {
     let errors = new_syntax_errors(path, before, after);
     if errors.is_empty() {
         return Ok(());
     }
-    let shown: Vec<&str> = errors.iter().take(LISTED_ERRORS).map(String::as_str).collect();
+    let shown: Vec<&str> = errors.iter().take(shown).map(String::as_str).collect();
     Err(EditError::Syntax { path: path.to_string(), errors: shown.join("; ") })
 }
 
@@ -49,13 +46,13 @@ mod tests {
 
     #[test]
     fn only_new_errors_count() {
-        assert!(check_syntax("a.py", "def f():\n    return 1\n", "def f():\n    return 2\n").is_ok());
-        let err = check_syntax("a.py", "def f():\n    return 1\n", "def f(:\n    return 2\n").unwrap_err();
+        assert!(check_syntax("a.py", "def f():\n    return 1\n", "def f():\n    return 2\n", 3).is_ok());
+        let err = check_syntax("a.py", "def f():\n    return 1\n", "def f(:\n    return 2\n", 3).unwrap_err();
         assert!(err.to_string().contains("line 1"), "{err}");
         // A file that was already broken may stay as broken.
         let broken = "fn f( {\n}\n";
-        assert!(check_syntax("a.rs", broken, broken).is_ok());
-        assert!(check_syntax("notes.txt", "a", "((").is_ok());
+        assert!(check_syntax("a.rs", broken, broken, 3).is_ok());
+        assert!(check_syntax("notes.txt", "a", "((", 3).is_ok());
     }
 
     #[test]

@@ -66,6 +66,7 @@ pub fn apply_reply(
     files: &[(String, String)],
     reply: &str,
     opts: &SymbolEdit,
+    checks: &super::ReplyChecks,
 ) -> Result<EditOutcome, EditError> {
     let Some((path, before)) = files.first() else {
         return Err(EditError::NoCode);
@@ -83,7 +84,7 @@ pub fn apply_reply(
         EditFormat::SearchReplace => {
             vec![(path.clone(), apply_search_replace(path, before, &parse_search_replace(reply))?)]
         }
-        EditFormat::WholeFile => match apply_whole_file(path, before, reply) {
+        EditFormat::WholeFile => match apply_whole_file(path, before, reply, checks) {
             Ok(after) => vec![(path.clone(), after)],
             // A short file's reply that holds only the changed definitions is a
             // whole-symbol edit: small models often answer that way.
@@ -96,7 +97,7 @@ pub fn apply_reply(
     let mut changed_symbols = Vec::new();
     for (p, after) in &changes {
         let old = files.iter().find(|(fp, _)| fp == p).map(|(_, t)| t.as_str()).unwrap_or("");
-        check_syntax(p, old, after)?;
+        check_syntax(p, old, after, checks.syntax_errors_shown)?;
         if opts.protect_tests {
             if let Some(name) = touched_tests(p, old, after).into_iter().next() {
                 return Err(EditError::EditsTest { name });
@@ -118,12 +119,14 @@ mod tests {
         let files = vec![("shop.py".to_string(), PRICES.to_string())];
         let opts = SymbolEdit { focus_line: None, protect_tests: true };
         let reply = "```python\ndef total(items):\n    t = 0\n    for p, q in items:\n        t += item(p, q)\n    return t\n```";
-        let out = apply_reply(EditFormat::WholeFile, &files, reply, &opts).expect("applied as a whole-symbol edit");
+        let out = apply_reply(EditFormat::WholeFile, &files, reply, &opts, &crate::edits::default_checks())
+            .expect("applied as a whole-symbol edit");
         assert_eq!(out.changes.len(), 1);
         assert!(out.changes[0].1.contains("t += item(p, q)") && out.changes[0].1.contains("def item(p, q)"));
         // A part of the file that names no definition of it is still refused as elided.
         let partial = "```python\nx = 1\n```";
-        let err = apply_reply(EditFormat::WholeFile, &files, partial, &opts).unwrap_err();
+        let err =
+            apply_reply(EditFormat::WholeFile, &files, partial, &opts, &crate::edits::default_checks()).unwrap_err();
         assert!(matches!(err, EditError::Elided { .. }), "{err}");
     }
 
@@ -142,7 +145,8 @@ mod tests {
         let files = vec![("shop.py".to_string(), PRICES.to_string())];
         let opts = SymbolEdit { focus_line: None, protect_tests: true };
         let reply = "```python\ndef total(items):\n    t = 0\n    for p, q in items:\n        t += item(p, q)\n    return t\n```";
-        let out = apply_reply(EditFormat::WholeSymbol, &files, reply, &opts).expect("applied");
+        let out = apply_reply(EditFormat::WholeSymbol, &files, reply, &opts, &crate::edits::default_checks())
+            .expect("applied");
         assert_eq!(out.changed_symbols, vec!["total".to_string()]);
     }
 }

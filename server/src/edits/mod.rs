@@ -22,6 +22,35 @@ mod symbol_edit;
 mod whole_file;
 
 pub use check::{check_syntax, new_syntax_errors};
+
+/// Thresholds of the checks a reply's edit passes (`[runtime]` in the configuration).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReplyChecks {
+    /// Below this share of an old file's lines (of 10 or more), a whole-file reply counts as cut short.
+    pub min_line_share: f32,
+    /// Comments models write instead of code they leave out.
+    pub elision_markers: Vec<String>,
+    /// How many new syntax errors an error message lists.
+    pub syntax_errors_shown: usize,
+}
+
+impl ReplyChecks {
+    /// The checks as configured.
+    pub fn from_config(runtime: &crate::config::RuntimeConfig) -> Self {
+        Self {
+            min_line_share: runtime.whole_file_min_line_share,
+            elision_markers: runtime.whole_file_elision_markers.clone(),
+            syntax_errors_shown: runtime.syntax_errors_shown as usize,
+        }
+    }
+}
+
+/// The shipped configuration's checks, for unit tests.
+#[cfg(test)]
+pub(crate) fn default_checks() -> ReplyChecks {
+    let inputs = crate::config::ConfigInputs::default();
+    ReplyChecks::from_config(&crate::config::LoadedConfig::load(&inputs).expect("defaults load").config.runtime)
+}
 pub use error::EditError;
 pub use format::{apply_reply, EditFormat, EditOutcome, JsonSymbolReply};
 pub use patch::{unified_diff, FileChange, Patch};

@@ -7,7 +7,7 @@ use super::chunk::analyse;
 use super::files::{FileRecord, FileTable};
 use super::indexer::{indexer_loop, Command};
 use super::ranking::Ranking;
-use super::repo_map::{RepoGraph, RepoMap, RepoMapFocus};
+use super::repo_map::{RepoGraph, RepoMap, RepoMapFocus, RepoMapSettings};
 use super::schema::SCHEMA_VERSION;
 use super::store::IndexStore;
 use super::walk::{relative, walk_workspace, ContentFilter, WalkedFile};
@@ -257,14 +257,14 @@ impl WorkspaceIndex {
         let graph = match cached {
             Some(g) => g,
             None => {
-                let g = Arc::new(self.with_files(RepoGraph::build));
+                let g = Arc::new(self.with_files(|t| RepoGraph::build(t, cfg.max_definers)));
                 if let Ok(mut slot) = self.shared.graph.lock() {
                     *slot = Some((generation, g.clone()));
                 }
                 g
             }
         };
-        RepoMap::rank(&graph, focus, cfg.pagerank_damping, cfg.pagerank_iterations, cfg.repo_map_symbols_per_file)
+        RepoMap::rank(&graph, focus, &RepoMapSettings::from_config(cfg))
     }
 
     /// The ranking searches use (from the configuration the index was opened with).

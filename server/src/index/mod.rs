@@ -27,6 +27,6 @@ pub use files::{FileRecord, FileTable};
 pub use incremental::{IndexProgress, IndexSummary, WorkspaceIndex};
 pub use query::{parse_query, Location, ParsedQuery, Role};
 pub use ranking::{Ranking, SearchField};
-pub use repo_map::{RepoGraph, RepoMap, RepoMapFocus};
+pub use repo_map::{RepoGraph, RepoMap, RepoMapFocus, RepoMapSettings};
 pub use search::resolve_path;
 pub use store::{Anchor, IndexStore, SearchHit, SearchPlan};

@@ -52,9 +52,6 @@ pub struct QueryWord {
 /// Longest compound name tried (the tokenizer keeps identifiers up to this long).
 const MAX_COMPOUND_BYTES: usize = 64;
 
-/// A query of at most this many words, none a stop word, is a list of names.
-const SHORT_QUERY_WORDS: usize = 3;
-
 /// Whether a piece of text is written like code: `_`, camelCase or an inner
 /// capital, letters next to digits, or `.`, `::`, `()`, `!` between or after names.
 fn looks_like_code(s: &str) -> bool {
@@ -91,6 +88,8 @@ pub struct Ranking {
     pub test_query_words: HashSet<String>,
     pub stop_words: HashSet<String>,
     pub max_query_words: usize,
+    /// A query of at most this many words, none a stop word, is a list of names.
+    pub short_query_words: usize,
     pub compound_weight: f32,
     pub compound_max_words: usize,
 }
@@ -125,6 +124,7 @@ impl Ranking {
             test_query_words: lower(&cfg.test_query_words),
             stop_words: lower(&cfg.query_stop_words),
             max_query_words: cfg.max_query_words,
+            short_query_words: cfg.short_query_words,
             compound_weight: cfg.compound_weight,
             compound_max_words: cfg.compound_max_words,
         }
@@ -172,7 +172,7 @@ impl Ranking {
             .collect();
         let single = all_words.len() == 1;
         let short = !q.is_error
-            && all_words.len() <= SHORT_QUERY_WORDS
+            && all_words.len() <= self.short_query_words
             && !all_words.iter().any(|w| self.stop_words.contains(&w.to_lowercase()));
         let mut out: Vec<QueryWord> = Vec::new();
         for (role, text) in parts {

@@ -31,8 +31,29 @@ pub struct RepoMap {
     pub files: Vec<RankedFile>,
 }
 
-/// Names defined in so many files carry no signal (`new`, `__init__`).
-const MAX_DEFINERS: usize = 12;
+/// How the repo map ranks and shows files (`[index]` in the configuration).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RepoMapSettings {
+    /// PageRank damping and iterations.
+    pub damping: f64,
+    pub iterations: usize,
+    /// Symbols shown per file.
+    pub symbols_per_file: usize,
+    /// Names defined in more files than this carry no signal (`new`, `__init__`).
+    pub max_definers: usize,
+}
+
+impl RepoMapSettings {
+    /// The settings as configured.
+    pub fn from_config(cfg: &crate::config::IndexConfig) -> Self {
+        Self {
+            damping: cfg.pagerank_damping,
+            iterations: cfg.pagerank_iterations,
+            symbols_per_file: cfg.repo_map_symbols_per_file,
+            max_definers: cfg.max_definers,
+        }
+    }
+}
 
 fn module_name(path: &str) -> Option<String> {
     let stem = path.strip_suffix(".py")?;
@@ -57,6 +78,7 @@ pub struct RepoGraph {
     out_edges: Vec<HashMap<usize, f64>>,
     referenced_by: HashMap<String, usize>,
     symbols: Vec<Vec<MapSymbol>>,
+    max_definers: usize,
 }
 
 /// Files ranked beyond this many get no symbol lines (they never fit a map's budget).
@@ -64,7 +86,7 @@ const MAX_RENDERED_FILES: usize = 200;
 
 impl RepoGraph {
     /// The graph of `table`: file A → file B when A references a name B defines (or imports B's module).
-    pub fn build(table: &FileTable) -> Self {
+    pub fn build(table: &FileTable, max_definers: usize) -> Self {
         let paths: Vec<String> = table.files.keys().cloned().collect();
         let n = paths.len();
         let mut definers: HashMap<String, Vec<usize>> = HashMap::new();
@@ -95,7 +117,7 @@ impl RepoGraph {
                 }
                 let Some(defs) = definers.get(name.as_str()) else { continue };
                 *referenced_by.entry(name.clone()).or_default() += 1;
-                if defs.len() > MAX_DEFINERS {
+                if defs.len() > max_definers {
                     continue;
                 }
                 for &d in defs.iter().filter(|&&d| d != i) {
@@ -118,24 +140,19 @@ impl RepoGraph {
                     .collect()
             })
             .collect();
-        Self { paths, definers, out_edges, referenced_by, symbols }
+        Self { paths, definers, out_edges, referenced_by, symbols, max_definers }
     }
 }
 
 impl RepoMap {
-    /// Ranks the files of `table` for `focus`; `damping` and `iterations` configure the PageRank.
-    pub fn build(
-        table: &FileTable,
-        focus: &RepoMapFocus,
-        damping: f64,
-        iterations: usize,
-        symbols_per_file: usize,
-    ) -> Self {
-        Self::rank(&RepoGraph::build(table), focus, damping, iterations, symbols_per_file)
+    /// Ranks the files of `table` for `focus`.
+    pub fn build(table: &FileTable, focus: &RepoMapFocus, settings: &RepoMapSettings) -> Self {
+        Self::rank(&RepoGraph::build(table, settings.max_definers), focus, settings)
     }
 
     /// Ranks the files of a prebuilt graph for `focus`.
-    pub fn rank(g: &RepoGraph, focus: &RepoMapFocus, damping: f64, iterations: usize, symbols_per_file: usize) -> Self {
+    pub fn rank(g: &RepoGraph, focus: &RepoMapFocus, settings: &RepoMapSettings) -> Self {
+        let RepoMapSettings { damping, iterations, symbols_per_file, .. } = *settings;
         let n = g.paths.len();
         if n == 0 {
             return Self { files: Vec::new() };
@@ -150,7 +167,7 @@ impl RepoMap {
         let focus_idents: HashSet<&str> = focus.identifiers.iter().map(String::as_str).collect();
         for id in &focus_idents {
             if let Some(defs) = g.definers.get(*id) {
-                for &d in defs.iter().take(MAX_DEFINERS) {
+                for &d in defs.iter().take(g.max_definers) {
                     personal[d] += 1.0 / defs.len() as f64;
                 }
             }
@@ -306,6 +323,10 @@ mod tests {
     use super::*;
     use crate::index::{analyse, FileRecord};
 
+    fn settings() -> RepoMapSettings {
+        RepoMapSettings { damping: 0.85, iterations: 30, symbols_per_file: 3, max_definers: 12 }
+    }
+
     fn table(files: &[(&str, &str)]) -> FileTable {
         let cfg = crate::config::LoadedConfig::load(&crate::config::ConfigInputs::default()).unwrap().config.index;
         let mut t = FileTable::default();
@@ -324,11 +345,11 @@ mod tests {
             ("b.py", "from core import Engine\ndef b():\n    Engine()\n"),
             ("lonely.py", "def lonely():\n    pass\n"),
         ]);
-        let m = RepoMap::build(&t, &RepoMapFocus::default(), 0.85, 30, 3);
+        let m = RepoMap::build(&t, &RepoMapFocus::default(), &settings());
         assert_eq!(m.files[0].path, "core.py", "{:?}", m.files);
         assert_eq!(m.files[0].symbols[0], "class Engine");
         let focus = RepoMapFocus { files: vec![], identifiers: vec!["lonely".into()] };
-        let m = RepoMap::build(&t, &focus, 0.85, 30, 3);
+        let m = RepoMap::build(&t, &focus, &settings());
         assert_eq!(m.files[0].path, "lonely.py");
         let count = |s: &str| s.len() / 4 + 1;
         let small = m.render_files(8, &count);

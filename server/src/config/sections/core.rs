@@ -261,6 +261,10 @@ pub struct RuntimeConfig {
     pub structured_output_retries: u32,
     pub edit_format: String,
     pub whole_file_max_lines: u32,
+    pub whole_file_min_line_share: f32,
+    pub whole_file_elision_markers: Vec<String>,
+    pub syntax_errors_shown: u32,
+    pub critic_diff_lines: u32,
     pub failure_output_lines: u32,
     pub feedback_tokens: u32,
     pub retry_temperature_step: f32,
@@ -274,6 +278,13 @@ pub struct RuntimeConfig {
 
 impl RuntimeConfig {
     pub(super) fn validate(&self) -> Result<(), Invalid> {
+        if !(0.0..=1.0).contains(&self.whole_file_min_line_share) {
+            return Err(Invalid::new(
+                "runtime.whole_file_min_line_share",
+                self.whole_file_min_line_share,
+                "a share of the file's lines from 0 to 1",
+            ));
+        }
         if self.max_steps == 0 {
             return Err(Invalid::new("runtime.max_steps", 0, "at least 1"));
         }

@@ -36,6 +36,8 @@ pub struct IndexConfig {
     pub test_query_words: Vec<String>,
     pub query_stop_words: Vec<String>,
     pub max_query_words: usize,
+    pub short_query_words: usize,
+    pub max_definers: usize,
     pub compound_weight: f32,
     pub compound_max_words: usize,
     pub test_dirs: Vec<String>,
@@ -132,6 +134,12 @@ impl IndexConfig {
         }
         if !(2..=8).contains(&self.compound_max_words) {
             return Err(Invalid::new("index.compound_max_words", self.compound_max_words, "from 2 to 8"));
+        }
+        if self.short_query_words == 0 {
+            return Err(Invalid::new("index.short_query_words", 0, "at least 1 word"));
+        }
+        if self.max_definers == 0 {
+            return Err(Invalid::new("index.max_definers", 0, "at least 1 file"));
         }
         if !(1..=256).contains(&self.max_query_words) {
             return Err(Invalid::new("index.max_query_words", self.max_query_words, "from 1 to 256"));

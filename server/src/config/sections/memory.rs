@@ -26,6 +26,8 @@ pub struct MemoryConfig {
     pub candidates: u32,
     /// Embedding model name; empty = full-text retrieval only.
     pub embedding_model: String,
+    /// Lines of a fix's diff kept in its memory entry.
+    pub remembered_diff_lines: u32,
     /// Policy: minimum critic safety score to store anything.
     pub policy_min_safety: f32,
     /// Policy: share of the critic's weight in the blended weight.
