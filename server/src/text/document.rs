@@ -266,6 +266,14 @@ mod tests {
         assert_eq!(d.position_to_char(p(9, 0), Utf8), 6);
         assert_eq!(d.char_to_position(2, Utf16), p(0, 3));
         assert_eq!(d.char_to_position(5, Utf32), p(1, 0));
+        // Past the end of a line, in every encoding: the line's end, before its break.
+        assert_eq!(d.position_to_char(p(0, 99), Utf32), 3);
+        assert_eq!(d.position_to_char(p(0, 99), Utf16), 3);
+        assert_eq!(d.position_to_char(p(1, 99), Utf32), 6);
+        // A char index past the end of the text: the text's end.
+        assert_eq!(d.char_to_position(6, Utf16), p(1, 1));
+        assert_eq!(d.char_to_position(60, Utf16), p(1, 1));
+        assert_eq!(d.char_to_position(60, Utf8), p(1, 1));
     }
 
     #[test]
