@@ -1,15 +1,15 @@
 // The chat webview's page and the HTML of its turns. No `vscode` import: unit-tested.
-import { linkifyCitations } from './citations';
 import { escapeHtml } from './html';
+import { markdownHtml } from './markdown';
 import type { Turn } from './chatTranscript';
 
-/** One turn as HTML; a reply's `file:line` citations are links. */
+/** One turn as HTML: the user's words as typed; a reply as Markdown, its `file:line` citations links. */
 export function turnHtml(turn: Turn): string {
   if (turn.role === 'user') {
     return `<div class="turn user"><div class="who">You</div><div class="text">${escapeHtml(turn.text)}</div></div>`;
   }
   const state = turn.error ? ' error' : turn.done ? '' : ' streaming';
-  let body = `<div class="text">${linkifyCitations(turn.text)}</div>`;
+  let body = `<div class="text md">${markdownHtml(turn.text)}</div>`;
   if (turn.note) {
     body += `<div class="note">${escapeHtml(turn.note)}</div>`;
   }
