@@ -199,11 +199,9 @@ impl Runtime {
             max_retries: self.env.config.runtime.max_retries,
             critic: self.env.config.runtime.critic,
             best_attempt: options.best_attempt,
-            // The steps of a planned request end and report as one; only a whole task asks.
             // Nobody to ask and a policy that stops: the question would change nothing.
-            strategy_rounds: if options.origin == PLAN_STEP_ORIGIN
-                || self.env.human.fixed_strategy() == Some(crate::contracts::StrategyChoice::Stop)
-            {
+            // A planned request's step asks like a task of its own (one question at a time).
+            strategy_rounds: if self.env.human.fixed_strategy() == Some(crate::contracts::StrategyChoice::Stop) {
                 0
             } else {
                 self.env.config.runtime.strategy_rounds

@@ -13,9 +13,24 @@ use tokio_util::sync::CancellationToken;
 
 /// A scripted stand-in for the user: answers strategy questions from a queue
 /// (an empty queue never answers) and records the questions.
-struct ScriptedHuman {
-    answers: Mutex<Vec<StrategyChoice>>,
-    asked: Mutex<Vec<StrategyQuestion>>,
+pub(crate) struct ScriptedHuman {
+    pub(crate) answers: Mutex<Vec<StrategyChoice>>,
+    pub(crate) asked: Mutex<Vec<StrategyQuestion>>,
+    /// Questions being asked right now, and the most at once.
+    pub(crate) open: std::sync::atomic::AtomicUsize,
+    pub(crate) most_open: std::sync::atomic::AtomicUsize,
+}
+
+impl ScriptedHuman {
+    /// A user who will answer `answers`, in order.
+    pub(crate) fn answering(answers: Vec<StrategyChoice>) -> Arc<Self> {
+        Arc::new(Self {
+            answers: Mutex::new(answers),
+            asked: Mutex::new(Vec::new()),
+            open: Default::default(),
+            most_open: Default::default(),
+        })
+    }
 }
 
 #[async_trait::async_trait]
@@ -25,6 +40,12 @@ impl HumanPort for ScriptedHuman {
     }
 
     async fn choose_strategy(&self, question: &StrategyQuestion) -> StrategyChoice {
+        use std::sync::atomic::Ordering::SeqCst;
+        let open = self.open.fetch_add(1, SeqCst) + 1;
+        self.most_open.fetch_max(open, SeqCst);
+        // A person takes a moment to answer: a second question asked meanwhile would overlap.
+        tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+        self.open.fetch_sub(1, SeqCst);
         self.asked.lock().unwrap().push(question.clone());
         let next = {
             let mut a = self.answers.lock().unwrap();
@@ -39,7 +60,7 @@ impl HumanPort for ScriptedHuman {
 
 fn with_human(script: Vec<Script>, answers: Vec<StrategyChoice>) -> (Workspace, Arc<ScriptedHuman>) {
     let mut ws = workspace_with(&[("calc.py", CALC), ("test_calc.py", TESTS)], config(), script, None);
-    let human = Arc::new(ScriptedHuman { answers: Mutex::new(answers), asked: Mutex::new(Vec::new()) });
+    let human = ScriptedHuman::answering(answers);
     ws.env.human = human.clone();
     (ws, human)
 }
@@ -133,7 +154,7 @@ async fn a_cancel_while_the_question_is_open_ends_the_task() {
     let watched = human.clone();
     tokio::spawn(async move {
         while watched.asked.lock().unwrap().is_empty() {
-            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
         }
         later.cancel();
     });

@@ -56,6 +56,42 @@ pub trait HumanPort: Send + Sync {
     }
 }
 
+/// A `HumanPort` that asks one question at a time: steps of one request that
+/// run side by side must not put two questions before the user at once (two
+/// terminal prompts would read the same line).
+pub struct OneQuestionAtATime {
+    inner: std::sync::Arc<dyn HumanPort>,
+    turn: tokio::sync::Mutex<()>,
+}
+
+impl OneQuestionAtATime {
+    /// Wraps `inner`.
+    pub fn new(inner: std::sync::Arc<dyn HumanPort>) -> Self {
+        Self { inner, turn: tokio::sync::Mutex::new(()) }
+    }
+}
+
+#[async_trait::async_trait]
+impl HumanPort for OneQuestionAtATime {
+    async fn ask_permission(&self, request: &PermissionRequest) -> PermissionChoice {
+        let _turn = self.turn.lock().await;
+        self.inner.ask_permission(request).await
+    }
+
+    async fn choose_strategy(&self, question: &StrategyQuestion) -> StrategyChoice {
+        let _turn = self.turn.lock().await;
+        self.inner.choose_strategy(question).await
+    }
+
+    fn fixed_strategy(&self) -> Option<StrategyChoice> {
+        self.inner.fixed_strategy()
+    }
+
+    fn asks_a_person(&self) -> bool {
+        self.inner.asks_a_person()
+    }
+}
+
 /// Answers without a person, from config `permissions.non_interactive`.
 #[derive(Debug, Clone)]
 pub struct NonInteractiveHuman {

@@ -16,6 +16,7 @@ use crate::config::PromptId;
 use crate::contracts::{ActionType, EventType, PlanReply, PlanStep, StepKind};
 use crate::edits::{FileChange, Patch};
 use crate::llm::LlmError;
+use crate::sandbox::OneQuestionAtATime;
 use crate::store::{NewEvent, NewTask};
 use serde::Serialize;
 use serde_json::json;
@@ -92,6 +93,10 @@ pub async fn run_request(
     cancel: CancellationToken,
 ) -> Result<PlanOutcome, AgentError> {
     let started = Instant::now();
+    // Steps run side by side; their questions (a command's permission, what to do after
+    // repeated failure) reach the user one at a time.
+    let serial = AgentEnv { human: Arc::new(OneQuestionAtATime::new(env.human.clone())), ..env.clone() };
+    let env = &serial;
     let (_, received) = env
         .bus
         .create_task(NewTask {

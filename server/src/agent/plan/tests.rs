@@ -4,6 +4,7 @@
 
 use super::*;
 use crate::agent::scripted_model::Script;
+use crate::agent::strategy_tests::ScriptedHuman;
 use crate::agent::tests::{config, reply, workspace_with, Workspace};
 use crate::agent::{ReportStatus, TaskOptions};
 use crate::config::ModelRole;
@@ -295,4 +296,47 @@ fn the_planners_schema_offers_a_command_step_with_an_optional_command() {
     let required = step["required"].as_array().expect("required");
     assert!(!required.contains(&serde_json::json!("command")), "the command is optional");
     assert!(schema["$defs"]["ActionType"].to_string().contains("\"command\""), "{schema:#}");
+}
+
+fn with_user(ws: &mut Workspace, answers: Vec<crate::contracts::StrategyChoice>) -> std::sync::Arc<ScriptedHuman> {
+    let human = ScriptedHuman::answering(answers);
+    ws.env.human = human.clone();
+    human
+}
+
+#[tokio::test]
+async fn scripted_model_a_step_that_keeps_failing_asks_the_user_and_a_hint_fixes_it() {
+    let echo = format!("```python\n{CALC}```\n");
+    let mut ws = project(0, vec![reply(&echo), reply(&echo), reply(CALC_FIXED)]);
+    let hint = crate::contracts::StrategyChoice::Hint { text: "return a + b".into() };
+    let human = with_user(&mut ws, vec![hint]);
+    let (_, out) =
+        run_given(&ws, "make add return the sum", vec![edit_step("1", "calc.py", "make add return the sum", &[])])
+            .await;
+    assert_eq!(out.report.status, ReportStatus::Patched, "{:#?}", out.report);
+    let asked = human.asked.lock().unwrap().clone();
+    assert_eq!(asked.len(), 1, "the step asked once");
+    assert_eq!((asked[0].file.as_str(), asked[0].attempts), ("calc.py", 2));
+    let coder = ws.model.requests(ModelRole::Coder);
+    assert!(coder[2].messages.iter().any(|m| m.content.contains("return a + b")), "the hint reached the step's coder");
+}
+
+#[tokio::test]
+async fn scripted_model_steps_side_by_side_ask_one_question_at_a_time() {
+    let mut c = config();
+    c.runtime.critic = false;
+    c.runtime.parallel_edits = 2;
+    c.runtime.edit_format = "whole_file".into();
+    let no_code = || reply("I am not sure what to change.");
+    let files = [("calc.py", CALC), ("app.py", APP), ("test_calc.py", TESTS)];
+    let mut ws = workspace_with(&files, c, vec![no_code(), no_code(), no_code(), no_code()], None);
+    let stop = crate::contracts::StrategyChoice::Stop;
+    let human = with_user(&mut ws, vec![stop.clone(), stop]);
+    let steps = vec![edit_step("1", "calc.py", "fix add", &[]), edit_step("2", "app.py", "fix total", &[])];
+    let (_, out) = run_given(&ws, "fix add and total", steps).await;
+    assert_eq!(out.report.status, ReportStatus::Failed);
+    let mut files: Vec<String> = human.asked.lock().unwrap().iter().map(|q| q.file.clone()).collect();
+    files.sort();
+    assert_eq!(files, ["app.py", "calc.py"], "each step asked");
+    assert_eq!(human.most_open.load(std::sync::atomic::Ordering::SeqCst), 1, "never two questions at once");
 }
