@@ -28,6 +28,10 @@ impl HumanPort for ScriptedHuman {
     async fn choose_strategy(&self, _question: &StrategyQuestion) -> StrategyChoice {
         StrategyChoice::Stop
     }
+
+    async fn confirm_step(&self, _question: &tinycoder::sandbox::StepConfirmation) -> bool {
+        false
+    }
 }
 
 #[tokio::test]

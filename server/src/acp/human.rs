@@ -6,7 +6,7 @@
 use super::sources::ClientFiles;
 use super::updates::text;
 use crate::contracts::{PermissionChoice, StrategyChoice, StrategyKind, StrategyQuestion};
-use crate::sandbox::{HumanPort, PermissionRequest};
+use crate::sandbox::{HumanPort, PermissionRequest, StepConfirmation};
 use agent_client_protocol::v1::schema::{
     PermissionOption, PermissionOptionKind, RequestPermissionOutcome, RequestPermissionRequest, SessionNotification,
     SessionUpdate, ToolCall, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind,
@@ -94,5 +94,15 @@ impl HumanPort for AcpHuman {
         let id = format!("strategy-{}-{}", question.task_id, question.attempts);
         let chosen = self.pick(id, question.message(), body, options).await;
         chosen.and_then(|c| StrategyKind::parse(&c)).and_then(|k| k.choice(None)).unwrap_or(StrategyChoice::Stop)
+    }
+
+    async fn confirm_step(&self, question: &StepConfirmation) -> bool {
+        let options = vec![
+            PermissionOption::new("run_step", "Run step", PermissionOptionKind::AllowOnce),
+            PermissionOption::new("skip_step", "Skip it (the request stops)", PermissionOptionKind::RejectOnce),
+        ];
+        let id = format!("step-{}-{}", question.task_id, question.step_id);
+        let chosen = self.pick(id, question.message(), question.description.clone(), options).await;
+        chosen.as_deref() == Some("run_step")
     }
 }

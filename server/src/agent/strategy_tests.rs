@@ -16,6 +16,9 @@ use tokio_util::sync::CancellationToken;
 pub(crate) struct ScriptedHuman {
     pub(crate) answers: Mutex<Vec<StrategyChoice>>,
     pub(crate) asked: Mutex<Vec<StrategyQuestion>>,
+    /// Answers to step confirmations (an empty queue answers no), and the steps asked about.
+    pub(crate) step_answers: Mutex<Vec<bool>>,
+    pub(crate) steps_asked: Mutex<Vec<String>>,
     /// Questions being asked right now, and the most at once.
     pub(crate) open: std::sync::atomic::AtomicUsize,
     pub(crate) most_open: std::sync::atomic::AtomicUsize,
@@ -27,6 +30,8 @@ impl ScriptedHuman {
         Arc::new(Self {
             answers: Mutex::new(answers),
             asked: Mutex::new(Vec::new()),
+            step_answers: Mutex::new(Vec::new()),
+            steps_asked: Mutex::new(Vec::new()),
             open: Default::default(),
             most_open: Default::default(),
         })
@@ -37,6 +42,12 @@ impl ScriptedHuman {
 impl HumanPort for ScriptedHuman {
     async fn ask_permission(&self, _request: &PermissionRequest) -> PermissionChoice {
         PermissionChoice::Deny
+    }
+
+    async fn confirm_step(&self, question: &crate::sandbox::StepConfirmation) -> bool {
+        self.steps_asked.lock().unwrap().push(question.step_id.clone());
+        let mut a = self.step_answers.lock().unwrap();
+        !a.is_empty() && a.remove(0)
     }
 
     async fn choose_strategy(&self, question: &StrategyQuestion) -> StrategyChoice {

@@ -4,7 +4,7 @@
 use crate::contracts::{StrategyChoice, StrategyKind, StrategyQuestion};
 use crate::sandbox::{
     HumanPort, NonInteractiveHuman, PermissionChoice, PermissionPolicy, PermissionRequest, PermissionStore,
-    SqlitePermissionStore,
+    SqlitePermissionStore, StepConfirmation,
 };
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
@@ -151,6 +151,16 @@ impl HumanPort for TerminalHuman {
         } else {
             self.fallback.fixed_strategy()
         }
+    }
+
+    async fn confirm_step(&self, question: &StepConfirmation) -> bool {
+        if !std::io::stdin().is_terminal() {
+            return self.fallback.confirm_step(question).await;
+        }
+        let message = format!("{} [y/N] > ", question.message());
+        tokio::task::spawn_blocking(move || ask_line(message).is_some_and(|a| matches!(a.as_str(), "y" | "Y" | "yes")))
+            .await
+            .unwrap_or(false)
     }
 
     async fn choose_strategy(&self, question: &StrategyQuestion) -> StrategyChoice {

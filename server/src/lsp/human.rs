@@ -5,7 +5,7 @@
 
 use super::agent_flow::EditSupport;
 use crate::contracts::{PermissionChoice, StrategyChoice, StrategyKind, StrategyQuestion};
-use crate::sandbox::{HumanPort, PermissionRequest};
+use crate::sandbox::{HumanPort, PermissionRequest, StepConfirmation};
 use serde::{Deserialize, Serialize};
 use tower_lsp_server::ls_types::{MessageActionItem, MessageType};
 use tower_lsp_server::Client;
@@ -76,4 +76,13 @@ impl HumanPort for LspHuman {
         };
         kind.choice(hint).unwrap_or(StrategyChoice::Stop)
     }
+
+    async fn confirm_step(&self, question: &StepConfirmation) -> bool {
+        let titles = vec![RUN_STEP.to_string(), SKIP_STEP.to_string()];
+        self.pick(question.message(), titles).await.as_deref() == Some(RUN_STEP)
+    }
 }
+
+/// The answers to a step's confirmation.
+const RUN_STEP: &str = "Run step";
+const SKIP_STEP: &str = "Skip it (the request stops)";

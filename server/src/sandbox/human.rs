@@ -29,6 +29,23 @@ impl PermissionRequest {
     }
 }
 
+/// A question for the user about a planned step the planner marked `requires_confirmation`.
+#[derive(Debug, Clone, Serialize)]
+pub struct StepConfirmation {
+    pub task_id: String,
+    pub step_id: String,
+    /// The step's file, or its command line for a command step.
+    pub subject: String,
+    pub description: String,
+}
+
+impl StepConfirmation {
+    /// One-line text for a prompt or a message box.
+    pub fn message(&self) -> String {
+        format!("Run step {} of the plan ({}): {}?", self.step_id, self.subject, self.description.trim_end_matches('.'))
+    }
+}
+
 /// The user's answer (the shared contract type); `AllowAlways`/`Deny`/`AskAlways` persist.
 pub use crate::contracts::PermissionChoice;
 
@@ -43,6 +60,10 @@ pub trait HumanPort: Send + Sync {
     /// Asks what to do after repeated failed attempts; never fails (a dismissed or
     /// lost question answers `Stop`).
     async fn choose_strategy(&self, question: &StrategyQuestion) -> StrategyChoice;
+
+    /// Asks whether a planned step marked `requires_confirmation` may run; never
+    /// fails (a dismissed or lost question answers false: the step does not run).
+    async fn confirm_step(&self, question: &StepConfirmation) -> bool;
 
     /// The answer every strategy question gets without asking anyone, if fixed
     /// (a policy that always stops makes the question pointless).
@@ -81,6 +102,11 @@ impl HumanPort for OneQuestionAtATime {
     async fn choose_strategy(&self, question: &StrategyQuestion) -> StrategyChoice {
         let _turn = self.turn.lock().await;
         self.inner.choose_strategy(question).await
+    }
+
+    async fn confirm_step(&self, question: &StepConfirmation) -> bool {
+        let _turn = self.turn.lock().await;
+        self.inner.confirm_step(question).await
     }
 
     fn fixed_strategy(&self) -> Option<StrategyChoice> {
@@ -133,6 +159,12 @@ impl HumanPort for NonInteractiveHuman {
     async fn choose_strategy(&self, question: &StrategyQuestion) -> StrategyChoice {
         tracing::info!(task = %question.task_id, choice = ?self.strategy, "non-interactive strategy decision");
         self.strategy.clone()
+    }
+
+    /// A step that asks for confirmation runs when the policy allows commands (`permissions.non_interactive`).
+    async fn confirm_step(&self, question: &StepConfirmation) -> bool {
+        tracing::info!(task = %question.task_id, step = %question.step_id, run = self.allow, "non-interactive step confirmation");
+        self.allow
     }
 
     fn fixed_strategy(&self) -> Option<StrategyChoice> {

@@ -26,7 +26,9 @@ pub mod test_parse;
 mod tests_run;
 
 pub use error::SandboxError;
-pub use human::{HumanPort, NonInteractiveHuman, OneQuestionAtATime, PermissionChoice, PermissionRequest};
+pub use human::{
+    HumanPort, NonInteractiveHuman, OneQuestionAtATime, PermissionChoice, PermissionRequest, StepConfirmation,
+};
 pub use limits::{allowlisted_env, expand_path, ResourceLimits, RunSpec};
 pub use mechanisms::{probe_mechanisms, MechanismStatus, WritePlan};
 pub use permission::{PermissionPolicy, PermissionVerdict};

@@ -16,7 +16,7 @@ use crate::config::PromptId;
 use crate::contracts::{ActionType, EventType, PlanReply, PlanStep, StepKind};
 use crate::edits::{FileChange, Patch};
 use crate::llm::LlmError;
-use crate::sandbox::OneQuestionAtATime;
+use crate::sandbox::{OneQuestionAtATime, StepConfirmation};
 use crate::store::{NewEvent, NewTask};
 use serde::Serialize;
 use serde_json::json;
@@ -308,7 +308,9 @@ impl Run<'_> {
         if let Err(e) = log.lock().await.record(env, vec![NewEvent::new(EventType::StepStarted, start)]).await {
             tracing::warn!(error = %e, "could not record a step's start");
         }
+        let declined = step.requires_confirmation && !self.confirmed(step, log, cancel).await;
         let (ok, summary, report) = match step.action_type {
+            _ if declined => (false, "not run: the user did not confirm this step".to_string(), None),
             ActionType::Query => self.query(i, step, log, cancel).await,
             ActionType::Command => self.command(i, step, log, cancel).await,
             ActionType::Edit | ActionType::Create => {
@@ -344,6 +346,31 @@ impl Run<'_> {
             },
         );
         ok
+    }
+
+    /// Asks the user whether a step marked `requires_confirmation` may run (recorded as events).
+    async fn confirmed(&self, step: &PlanStep, log: &tokio::sync::Mutex<TaskLog>, cancel: &CancellationToken) -> bool {
+        let env = self.env;
+        let question = StepConfirmation {
+            task_id: log.lock().await.task_id.clone(),
+            step_id: step.id.clone(),
+            subject: step.command.clone().unwrap_or_else(|| step.file.clone()),
+            description: step.description.clone(),
+        };
+        let asked = json!({"question": "step", "step_id": step.id, "message": question.message()});
+        if let Err(e) = log.lock().await.record(env, vec![NewEvent::new(EventType::PermissionRequested, asked)]).await {
+            tracing::warn!(error = %e, "could not record a step's confirmation question");
+        }
+        let yes = tokio::select! {
+            yes = env.human.confirm_step(&question) => yes,
+            _ = cancel.cancelled() => false,
+        };
+        let answered = json!({"question": "step", "step_id": step.id, "run": yes});
+        if let Err(e) = log.lock().await.record(env, vec![NewEvent::new(EventType::PermissionResolved, answered)]).await
+        {
+            tracing::warn!(error = %e, "could not record a step's confirmation answer");
+        }
+        yes
     }
 
     /// An edit or create step: a coder task on the step's file, over the changes so far.

@@ -340,3 +340,44 @@ async fn scripted_model_steps_side_by_side_ask_one_question_at_a_time() {
     assert_eq!(files, ["app.py", "calc.py"], "each step asked");
     assert_eq!(human.most_open.load(std::sync::atomic::Ordering::SeqCst), 1, "never two questions at once");
 }
+
+#[tokio::test]
+async fn scripted_model_a_step_marked_for_confirmation_runs_only_when_the_user_agrees() {
+    let confirm = |mut s: crate::contracts::PlanStep| {
+        s.requires_confirmation = true;
+        s
+    };
+    let steps = || {
+        vec![
+            confirm(edit_step("1", "calc.py", "make add return the sum", &[])),
+            edit_step("2", "app.py", "use add", &["1"]),
+        ]
+    };
+    // Declined: the coder is never called, what depends on the step is skipped, nothing is proposed.
+    let mut ws = project(0, vec![]);
+    let human = with_user(&mut ws, vec![]);
+    human.step_answers.lock().unwrap().push(false);
+    let (id, out) = run_given(&ws, "fix add", steps()).await;
+    assert_eq!(out.report.status, ReportStatus::Failed);
+    assert_eq!((out.steps[0].state, out.steps[1].state), (StepState::Failed, StepState::Skipped));
+    assert!(
+        out.report.failure_reason.clone().unwrap_or_default().contains("the user did not confirm"),
+        "{:?}",
+        out.report.failure_reason
+    );
+    assert!(ws.model.requests(ModelRole::Coder).is_empty(), "a declined step calls no model");
+    assert_eq!(*human.steps_asked.lock().unwrap(), ["1"]);
+    let asked =
+        ws.env.bus.catch_up(&id, 0).await.unwrap().into_iter().filter(|e| e.payload["question"] == "step").count();
+    assert_eq!(asked, 2, "the question and its answer are events");
+    assert_eq!(disk(&ws, "calc.py").as_deref(), Some(CALC));
+
+    // Confirmed: the step runs like any other; the unmarked one is not asked about.
+    let mut ws = project(0, vec![reply(CALC_FIXED), reply(&format!("```python\n{APP}```\n"))]);
+    let human = with_user(&mut ws, vec![]);
+    human.step_answers.lock().unwrap().push(true);
+    let (_, out) =
+        run_given(&ws, "fix add", vec![confirm(edit_step("1", "calc.py", "make add return the sum", &[]))]).await;
+    assert_eq!(out.report.status, ReportStatus::Patched, "{:#?}", out.report);
+    assert_eq!(*human.steps_asked.lock().unwrap(), ["1"]);
+}
