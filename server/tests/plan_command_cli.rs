@@ -2,6 +2,7 @@
 //! would without a terminal: a dangerous command is refused by
 //! `permissions.non_interactive` (default "deny") and never runs. The plan has
 //! no edit step, so no model is needed: the backend points at a closed port.
+//! A step marked `requires_confirmation` runs only when the policy allows.
 
 mod common;
 
@@ -88,4 +89,36 @@ fn a_plan_whose_command_needs_nothing_dangerous_runs_without_a_model() {
     assert_eq!(report["steps"][0]["summary"], "`cat notes.md` exited with code 0");
     assert_eq!(report["status"], "nothing_to_fix", "a command changes no file: {report:#}");
     assert_eq!(code, Some(0), "{stderr}");
+}
+
+#[test]
+fn a_step_marked_for_confirmation_runs_only_when_the_policy_or_the_user_agrees() {
+    let h = home();
+    let plan = h.data.join("plan.json");
+    std::fs::create_dir_all(&h.data).unwrap();
+    write_plan(
+        &plan,
+        serde_json::json!([{"id": "1", "kind": "tool", "action_type": "command", "file": ".",
+                            "command": "cat notes.md", "description": "show the notes", "depends_on": [],
+                            "requires_confirmation": true}]),
+    );
+    // No terminal and the default policy ("deny"): the step is not confirmed and does not run.
+    let (code, stdout, stderr) = run_plan(&h, &plan);
+    let report: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}\n{stderr}"));
+    assert_eq!(report["steps"][0]["state"], "failed", "{report:#}");
+    assert_eq!(report["steps"][0]["summary"], "not run: the user did not confirm this step");
+    assert_eq!(code, Some(1));
+    // A policy that allows: the same plan runs.
+    let out = h
+        .command(&["run", "show the notes", "--plan"])
+        .arg(&plan)
+        .arg("--json")
+        .stdin(Stdio::null())
+        .env("TINYCODER_BACKEND__URL", "http://127.0.0.1:9")
+        .env("TINYCODER_PERMISSIONS__NON_INTERACTIVE", "allow")
+        .output()
+        .expect("run tinycoder");
+    let report: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(report["steps"][0]["state"], "done", "{report:#}");
+    assert_eq!(out.status.code(), Some(0));
 }
