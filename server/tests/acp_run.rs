@@ -5,7 +5,9 @@
 //!   is down ends the turn saying so and writes nothing, and a cancel while the
 //!   planner waits for its reply ends the turn as `cancelled`; with a scripted
 //!   model server, a plan that edits two files and creates a third is written
-//!   file by file after permission (the new file too) and the tests pass.
+//!   file by file after permission (the new file too) and the tests pass; a
+//!   step the planner marks `requires_confirmation` is put to the user, and
+//!   skipping it ends the turn saying so, with nothing written.
 //! - With the test bed's models (Qwen2.5-Coder 1.5B plans, 0.5B writes each
 //!   step, as in `plan_e2e.rs`): the two-file request of `tests/fixtures/plan-python`
 //!   streams its plan and steps and reaches a terminal state: the patch written
@@ -325,5 +327,51 @@ fn run_with_models(url: &str) {
         assert_ne!(common::snapshot(&ws), before);
     }
     eprintln!("the turn said:\n{said}");
+    assert!(c.close().success());
+}
+
+/// The planner marks the first step `requires_confirmation`; the coders answer as in `scripted_reply`.
+fn scripted_reply_confirming(body: &str) -> String {
+    if body.contains("STEPTAX") || body.contains("STEPCART") || body.contains("STEPNEW") {
+        return scripted_reply(body);
+    }
+    json!({"steps": [
+        {"id": "1", "kind": "coder", "action_type": "edit", "file": "shop/tax.py", "description": "STEPTAX add rate", "depends_on": [], "requires_confirmation": true},
+        {"id": "2", "kind": "coder", "action_type": "edit", "file": "shop/cart.py", "description": "STEPCART pass rate", "depends_on": ["1"]}
+    ]})
+    .to_string()
+}
+
+#[test]
+fn a_step_the_planner_marks_for_confirmation_is_asked_about_and_skipping_it_writes_nothing() {
+    let home = tempfile::tempdir().expect("home");
+    let ws = home.path().join("ws");
+    common::copy_fixture("plan-python", &ws);
+    let before = common::snapshot(&ws);
+    let env = [
+        ("TINYCODER_BACKEND__KIND".to_string(), "openai".to_string()),
+        ("TINYCODER_BACKEND__URL".to_string(), scripted_model_server(scripted_reply_confirming)),
+        ("TINYCODER_RUNTIME__CRITIC".to_string(), "false".to_string()),
+        ("TINYCODER_RUNTIME__MAX_RETRIES".to_string(), "0".to_string()),
+        ("TINYCODER_RUNTIME__EDIT_FORMAT".to_string(), "whole_file".to_string()),
+    ];
+    let mut c = AcpClient::spawn_in(home.path(), &env);
+    c.permission_answer = "skip_step".into();
+    let id = open(&mut c, &ws);
+    let request = "/run add a rate to shop/tax.py and pass it from shop/cart.py";
+    let end = c.request("session/prompt", prompt(&id, request), Duration::from_secs(600)).expect("the turn ends");
+    assert_eq!(end["stopReason"], json!("end_turn"));
+    let updates = updates_of(&c, &id);
+    let asked = updates.iter().find(|u| {
+        u["sessionUpdate"] == "tool_call" && u["toolCallId"].as_str().is_some_and(|i| i.starts_with("step-"))
+    });
+    let asked = asked.unwrap_or_else(|| panic!("the step was not put to the user: {updates:#?}"));
+    assert!(
+        asked["title"].as_str().is_some_and(|t| t.starts_with("Run step 1 of the plan (shop/tax.py)")),
+        "{asked:#}"
+    );
+    let said = reply(&updates);
+    assert!(said.contains("the user did not confirm this step"), "{said}");
+    assert_eq!(common::snapshot(&ws), before, "nothing written");
     assert!(c.close().success());
 }
