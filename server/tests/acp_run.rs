@@ -18,7 +18,7 @@ mod common;
 
 use acp_client::AcpClient;
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -143,58 +143,6 @@ fn a_cancel_while_the_planner_thinks_ends_the_turn_as_cancelled() {
     assert!(c.close().success());
 }
 
-/// Answers chat requests from `reply(body)` (streamed when asked), lists no models, and
-/// has no other endpoint (404).
-fn scripted_model_server(reply: fn(&str) -> String) -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
-    let url = format!("http://{}", listener.local_addr().expect("address"));
-    std::thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
-            std::thread::spawn(move || {
-                let mut reader = BufReader::new(stream.try_clone().expect("clone"));
-                let mut first = String::new();
-                let _ = reader.read_line(&mut first);
-                let mut length = 0;
-                loop {
-                    let mut h = String::new();
-                    if reader.read_line(&mut h).unwrap_or(0) == 0 || h.trim().is_empty() {
-                        break;
-                    }
-                    if let Some(v) = h.to_ascii_lowercase().strip_prefix("content-length:") {
-                        length = v.trim().parse().unwrap_or(0);
-                    }
-                }
-                let mut body = vec![0; length];
-                let _ = reader.read_exact(&mut body);
-                let body = String::from_utf8_lossy(&body).to_string();
-                let (status, kind, text) = if first.contains("/chat/completions") {
-                    let content = reply(&body);
-                    let streamed = serde_json::from_str::<Value>(&body).is_ok_and(|b| b["stream"] == true);
-                    if streamed {
-                        let chunk = json!({"choices": [{"index": 0, "delta": {"content": content}}]});
-                        let end = json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]});
-                        ("200 OK", "text/event-stream", format!("data: {chunk}\n\ndata: {end}\n\ndata: [DONE]\n\n"))
-                    } else {
-                        let whole = json!({"choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}]});
-                        ("200 OK", "application/json", whole.to_string())
-                    }
-                } else if first.contains("/v1/models") {
-                    ("200 OK", "application/json", r#"{"object":"list","data":[]}"#.to_string())
-                } else {
-                    ("404 Not Found", "application/json", r#"{"error":{"message":"not here"}}"#.to_string())
-                };
-                let mut s = stream;
-                let _ = write!(
-                    s,
-                    "HTTP/1.1 {status}\r\ncontent-type: {kind}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{text}",
-                    text.len()
-                );
-            });
-        }
-    });
-    url
-}
-
 const TAX: &str = "\"\"\"Sales tax.\"\"\"\n\n\ndef with_tax(amount, rate=0.2):\n    \"\"\"`amount` with `rate` tax added, rounded to cents.\"\"\"\n    return round(amount * (1 + rate), 2)\n";
 const CART: &str = "\"\"\"A shopping cart's total.\"\"\"\n\nfrom shop.tax import with_tax\n\n\ndef cart_total(prices, rate=0.2):\n    \"\"\"The total of `prices` with tax.\"\"\"\n    return with_tax(sum(prices), rate)\n";
 const DISCOUNT: &str = "\"\"\"Discounts.\"\"\"\n\n\ndef discounted(amount, percent):\n    return round(amount * (100 - percent) / 100, 2)\n";
@@ -226,7 +174,7 @@ fn a_planned_patch_is_written_file_by_file_after_permission_new_files_too() {
     common::copy_fixture("plan-python", &ws);
     let env = [
         ("TINYCODER_BACKEND__KIND".to_string(), "openai".to_string()),
-        ("TINYCODER_BACKEND__URL".to_string(), scripted_model_server(scripted_reply)),
+        ("TINYCODER_BACKEND__URL".to_string(), common::scripted_model_server(scripted_reply)),
         ("TINYCODER_RUNTIME__CRITIC".to_string(), "false".to_string()),
         ("TINYCODER_RUNTIME__MAX_RETRIES".to_string(), "0".to_string()),
         ("TINYCODER_RUNTIME__EDIT_FORMAT".to_string(), "whole_file".to_string()),
@@ -350,7 +298,7 @@ fn a_step_the_planner_marks_for_confirmation_is_asked_about_and_skipping_it_writ
     let before = common::snapshot(&ws);
     let env = [
         ("TINYCODER_BACKEND__KIND".to_string(), "openai".to_string()),
-        ("TINYCODER_BACKEND__URL".to_string(), scripted_model_server(scripted_reply_confirming)),
+        ("TINYCODER_BACKEND__URL".to_string(), common::scripted_model_server(scripted_reply_confirming)),
         ("TINYCODER_RUNTIME__CRITIC".to_string(), "false".to_string()),
         ("TINYCODER_RUNTIME__MAX_RETRIES".to_string(), "0".to_string()),
         ("TINYCODER_RUNTIME__EDIT_FORMAT".to_string(), "whole_file".to_string()),

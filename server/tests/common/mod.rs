@@ -5,6 +5,7 @@
 
 pub mod suite;
 
+use std::io::{BufRead, Read, Write};
 use std::time::Duration;
 use tinycoder::config::{BackendKind, Config, ConfigInputs, LoadedConfig, ModelConfig};
 
@@ -224,4 +225,57 @@ impl CliHome {
             .env("TINYCODER_CONFIG", self.data.join("no-user-config.toml"));
         cmd
     }
+}
+
+/// A scripted model server (a double for unit-style tests of control flow, never an
+/// end-to-end model): answers OpenAI chat requests from `reply(body)` (streamed when
+/// asked), lists no models, and has no other endpoint (404). Returns its URL.
+pub fn scripted_model_server(reply: fn(&str) -> String) -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let url = format!("http://{}", listener.local_addr().expect("address"));
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            std::thread::spawn(move || {
+                let mut reader = std::io::BufReader::new(stream.try_clone().expect("clone"));
+                let mut first = String::new();
+                let _ = reader.read_line(&mut first);
+                let mut length = 0;
+                loop {
+                    let mut h = String::new();
+                    if reader.read_line(&mut h).unwrap_or(0) == 0 || h.trim().is_empty() {
+                        break;
+                    }
+                    if let Some(v) = h.to_ascii_lowercase().strip_prefix("content-length:") {
+                        length = v.trim().parse().unwrap_or(0);
+                    }
+                }
+                let mut body = vec![0; length];
+                let _ = reader.read_exact(&mut body);
+                let body = String::from_utf8_lossy(&body).to_string();
+                let (status, kind, text) = if first.contains("/chat/completions") {
+                    let content = reply(&body);
+                    let streamed = serde_json::from_str::<serde_json::Value>(&body).is_ok_and(|b| b["stream"] == true);
+                    if streamed {
+                        let chunk = serde_json::json!({"choices": [{"index": 0, "delta": {"content": content}}]});
+                        let end = serde_json::json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]});
+                        ("200 OK", "text/event-stream", format!("data: {chunk}\n\ndata: {end}\n\ndata: [DONE]\n\n"))
+                    } else {
+                        let whole = serde_json::json!({"choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}]});
+                        ("200 OK", "application/json", whole.to_string())
+                    }
+                } else if first.contains("/v1/models") {
+                    ("200 OK", "application/json", r#"{"object":"list","data":[]}"#.to_string())
+                } else {
+                    ("404 Not Found", "application/json", r#"{"error":{"message":"not here"}}"#.to_string())
+                };
+                let mut s = stream;
+                let _ = write!(
+                    s,
+                    "HTTP/1.1 {status}\r\ncontent-type: {kind}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{text}",
+                    text.len()
+                );
+            });
+        }
+    });
+    url
 }
