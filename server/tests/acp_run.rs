@@ -167,19 +167,24 @@ fn scripted_reply(body: &str) -> String {
     }
 }
 
+/// The agent's settings over a scripted model server answering from `reply`: no critic,
+/// no retries, whole-file edits.
+fn scripted_env(reply: fn(&str) -> String) -> [(String, String); 5] {
+    [
+        ("TINYCODER_BACKEND__KIND".to_string(), "openai".to_string()),
+        ("TINYCODER_BACKEND__URL".to_string(), common::scripted_model_server(reply)),
+        ("TINYCODER_RUNTIME__CRITIC".to_string(), "false".to_string()),
+        ("TINYCODER_RUNTIME__MAX_RETRIES".to_string(), "0".to_string()),
+        ("TINYCODER_RUNTIME__EDIT_FORMAT".to_string(), "whole_file".to_string()),
+    ]
+}
+
 #[test]
 fn a_planned_patch_is_written_file_by_file_after_permission_new_files_too() {
     let home = tempfile::tempdir().expect("home");
     let ws = home.path().join("ws");
     common::copy_fixture("plan-python", &ws);
-    let env = [
-        ("TINYCODER_BACKEND__KIND".to_string(), "openai".to_string()),
-        ("TINYCODER_BACKEND__URL".to_string(), common::scripted_model_server(scripted_reply)),
-        ("TINYCODER_RUNTIME__CRITIC".to_string(), "false".to_string()),
-        ("TINYCODER_RUNTIME__MAX_RETRIES".to_string(), "0".to_string()),
-        ("TINYCODER_RUNTIME__EDIT_FORMAT".to_string(), "whole_file".to_string()),
-    ];
-    let mut c = AcpClient::spawn_in(home.path(), &env);
+    let mut c = AcpClient::spawn_in(home.path(), &scripted_env(scripted_reply));
     let id = open(&mut c, &ws);
     let request = "/run add a rate to shop/tax.py and shop/cart.py, and a new file shop/discount.py";
     let end = c.request("session/prompt", prompt(&id, request), Duration::from_secs(600)).expect("the turn ends");
@@ -296,14 +301,7 @@ fn a_step_the_planner_marks_for_confirmation_is_asked_about_and_skipping_it_writ
     let ws = home.path().join("ws");
     common::copy_fixture("plan-python", &ws);
     let before = common::snapshot(&ws);
-    let env = [
-        ("TINYCODER_BACKEND__KIND".to_string(), "openai".to_string()),
-        ("TINYCODER_BACKEND__URL".to_string(), common::scripted_model_server(scripted_reply_confirming)),
-        ("TINYCODER_RUNTIME__CRITIC".to_string(), "false".to_string()),
-        ("TINYCODER_RUNTIME__MAX_RETRIES".to_string(), "0".to_string()),
-        ("TINYCODER_RUNTIME__EDIT_FORMAT".to_string(), "whole_file".to_string()),
-    ];
-    let mut c = AcpClient::spawn_in(home.path(), &env);
+    let mut c = AcpClient::spawn_in(home.path(), &scripted_env(scripted_reply_confirming));
     c.permission_answer = "skip_step".into();
     let id = open(&mut c, &ws);
     let request = "/run add a rate to shop/tax.py and pass it from shop/cart.py";

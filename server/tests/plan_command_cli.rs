@@ -26,16 +26,22 @@ fn write_plan(path: &Path, steps: Value) {
 }
 
 fn run_plan(h: &CliHome, plan: &Path) -> (Option<i32>, String, String) {
-    let out = h
-        .command(&["run", "clean the build folder", "--plan"])
-        .arg(plan)
+    run_plan_under(h, plan, None)
+}
+
+/// [`run_plan`] under the non-interactive policy `policy` (default: the built-in one).
+fn run_plan_under(h: &CliHome, plan: &Path, policy: Option<&str>) -> (Option<i32>, String, String) {
+    let mut cmd = h.command(&["run", "clean the build folder", "--plan"]);
+    cmd.arg(plan)
         .arg("--json")
         .stdin(Stdio::null())
         // Nothing listens here: the run must not need a model.
         .env("TINYCODER_BACKEND__URL", "http://127.0.0.1:9")
-        .env_remove("TINYCODER_PERMISSIONS__NON_INTERACTIVE")
-        .output()
-        .expect("run tinycoder");
+        .env_remove("TINYCODER_PERMISSIONS__NON_INTERACTIVE");
+    if let Some(p) = policy {
+        cmd.env("TINYCODER_PERMISSIONS__NON_INTERACTIVE", p);
+    }
+    let out = cmd.output().expect("run tinycoder");
     let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
     (out.status.code(), text(&out.stdout), text(&out.stderr))
 }
@@ -109,16 +115,8 @@ fn a_step_marked_for_confirmation_runs_only_when_the_policy_or_the_user_agrees()
     assert_eq!(report["steps"][0]["summary"], "not run: the user did not confirm this step");
     assert_eq!(code, Some(1));
     // A policy that allows: the same plan runs.
-    let out = h
-        .command(&["run", "show the notes", "--plan"])
-        .arg(&plan)
-        .arg("--json")
-        .stdin(Stdio::null())
-        .env("TINYCODER_BACKEND__URL", "http://127.0.0.1:9")
-        .env("TINYCODER_PERMISSIONS__NON_INTERACTIVE", "allow")
-        .output()
-        .expect("run tinycoder");
-    let report: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let (code, stdout, stderr) = run_plan_under(&h, &plan, Some("allow"));
+    let report: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}\n{stderr}"));
     assert_eq!(report["steps"][0]["state"], "done", "{report:#}");
-    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(code, Some(0));
 }
