@@ -8,6 +8,7 @@ mod common;
 
 use acp_client::AcpClient;
 use serde_json::{json, Value};
+use std::io::Write;
 use std::time::Duration;
 
 const T: Duration = Duration::from_secs(60);
@@ -155,4 +156,37 @@ fn a_client_that_leaves_right_after_opening_a_session_ends_the_agent_cleanly() {
         let status = c.close();
         assert!(status.success(), "round {round}: the agent failed when its client closed: {status}");
     }
+}
+
+#[test]
+fn a_client_that_stops_reading_before_the_agent_answers_ends_the_agent_cleanly() {
+    // A client that exits closes the agent's stdout, possibly before the agent has read the
+    // end of its stdin: the next write fails with a broken pipe, which is the client leaving.
+    let home = tempfile::tempdir().expect("home");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_tinycoder"))
+        .arg("acp")
+        .env("TINYCODER_CACHE_DIR", home.path().join("cache"))
+        .env("TINYCODER_DATA_DIR", home.path().join("data"))
+        .env("TINYCODER_CONFIG", home.path().join("no-user-config.toml"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::inherit())
+        .spawn()
+        .expect("spawn tinycoder acp");
+    drop(child.stdout.take()); // nobody reads the answers any more
+    let mut stdin = child.stdin.take().expect("stdin");
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1, "clientCapabilities": {}}});
+    writeln!(stdin, "{init}").expect("write initialize");
+    stdin.flush().expect("flush");
+    // stdin stays open: only the broken pipe tells the agent that its client is gone.
+    let deadline = std::time::Instant::now() + T;
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("wait") {
+            break s;
+        }
+        assert!(std::time::Instant::now() < deadline, "the agent kept running with nobody reading");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    drop(stdin);
+    assert!(status.success(), "the agent failed when its client stopped reading: {status}");
 }

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
 
-/// Set once stdin reached its end (or failed): the client is gone.
+/// Set once stdin reached its end (or failed), or stdout's pipe broke: the client is gone.
 #[derive(Clone, Default)]
 pub struct ClientClosed(Arc<AtomicBool>);
 
@@ -48,12 +48,25 @@ pub fn stdio() -> (Lines<Outgoing, Incoming>, ClientClosed) {
             }
         }
     });
-    let outgoing = futures::sink::unfold(tokio::io::stdout(), |mut out, line: String| async move {
+    let gone = closed.clone();
+    let outgoing = futures::sink::unfold((tokio::io::stdout(), gone), |(mut out, gone), line: String| async move {
         let mut bytes = line.into_bytes();
         bytes.push(b'\n');
-        out.write_all(&bytes).await?;
-        out.flush().await?;
-        Ok::<_, io::Error>(out)
+        let written = async {
+            out.write_all(&bytes).await?;
+            out.flush().await
+        };
+        match written.await {
+            Ok(()) => Ok::<_, io::Error>((out, gone)),
+            Err(e) => {
+                // A client that exited closes our stdout before we may have read its EOF:
+                // a broken pipe is the client leaving too.
+                if e.kind() == io::ErrorKind::BrokenPipe {
+                    gone.set();
+                }
+                Err(e)
+            }
+        }
     });
     (Lines::new(Box::pin(outgoing) as Outgoing, Box::pin(incoming) as Incoming), closed)
 }
