@@ -23,7 +23,10 @@ async fn the_quick_fix_on_a_test_diagnostic_applies_a_tested_patch() {
 }
 
 fn run(url: &str) {
-    let mut client = LspClient::spawn();
+    // The whole prompt evaluated every time: greedy replies then do not depend on what earlier
+    // tests left in llama-server's cache, so the fix lands on the same attempt in every run.
+    let dirs = tempfile::tempdir().expect("dirs");
+    let mut client = LspClient::spawn_with_env(dirs, &[("TINYCODER_BACKEND__PROMPT_CACHE".into(), "false".into())]);
     let root = client.root().to_path_buf();
     common::copy_fixture("agent-python", &root);
     client.replies.insert("workspace/applyEdit".into(), json!({"applied": true}));
