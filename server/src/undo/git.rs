@@ -84,12 +84,22 @@ pub fn commit_message(summary: &str, task_id: Option<&str>, subject_chars: usize
     }
 }
 
+/// Whether `root` is inside a git work tree (not a bare repository or a `.git` folder).
+fn in_work_tree(root: &Path) -> Result<bool, GitError> {
+    let inside = git(root, &["rev-parse", "--is-inside-work-tree"])?;
+    Ok(inside.status.success() && String::from_utf8_lossy(&inside.stdout).trim() == "true")
+}
+
+/// Whether the repository around `root` has a first commit.
+fn has_head(root: &Path) -> Result<bool, GitError> {
+    Ok(git(root, &["rev-parse", "--verify", "--quiet", "HEAD"])?.status.success())
+}
+
 /// The diff from HEAD to the patched files (what committing them would hold);
 /// `None` when there is no HEAD to compare with: not a git work tree, no commit
 /// yet, or no git. A file HEAD lacks shows as new.
 pub fn diff_against_head(root: &Path, patch: &crate::edits::Patch) -> Option<String> {
-    let inside = git(root, &["rev-parse", "--is-inside-work-tree"]).ok()?;
-    if !inside.status.success() || !git(root, &["rev-parse", "--verify", "--quiet", "HEAD"]).ok()?.status.success() {
+    if !in_work_tree(root).ok()? || !has_head(root).ok()? {
         return None;
     }
     let mut diff = String::new();
@@ -106,8 +116,7 @@ pub fn diff_against_head(root: &Path, patch: &crate::edits::Patch) -> Option<Str
 /// Commits `files` (workspace-relative) of the repository around `root` with
 /// `message`: stages them (new files too), then commits only them.
 pub fn commit(root: &Path, files: &[String], message: &str) -> Result<Commit, GitError> {
-    let inside = git(root, &["rev-parse", "--is-inside-work-tree"])?;
-    if !inside.status.success() || String::from_utf8_lossy(&inside.stdout).trim() != "true" {
+    if !in_work_tree(root)? {
         return Err(GitError::NotARepository { root: root.to_path_buf() });
     }
     let paths: Vec<&str> = files.iter().map(String::as_str).collect();
@@ -115,8 +124,7 @@ pub fn commit(root: &Path, files: &[String], message: &str) -> Result<Commit, Gi
         |head: &[&'static str]| -> Vec<&str> { head.iter().copied().chain(paths.iter().copied()).collect() };
     git_ok(root, &with_paths(&["add", "--all", "--"]))?;
     // With a first commit to compare with, "no difference" is said plainly rather than as git's failure.
-    let has_head = git(root, &["rev-parse", "--verify", "--quiet", "HEAD"])?.status.success();
-    if has_head && git(root, &with_paths(&["diff", "--cached", "--quiet", "HEAD", "--"]))?.status.success() {
+    if has_head(root)? && git(root, &with_paths(&["diff", "--cached", "--quiet", "HEAD", "--"]))?.status.success() {
         return Err(GitError::NothingToCommit { files: files.join(", ") });
     }
     let mut args = vec!["commit", "--quiet", "--only", "-m", message, "--"];
