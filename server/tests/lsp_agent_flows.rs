@@ -160,7 +160,6 @@ fn edit_with_an_instruction_proposes_a_tested_patch() {
 }
 
 #[test]
-#[ignore = "the 0.5B model documents a different function than the one at the cursor; run with --ignored"]
 fn document_adds_a_docstring_and_changes_no_code() {
     flow(
         |client| {

@@ -71,7 +71,11 @@ impl Turn {
                 self.agent(&env, &sources, request).await
             }
             Intent::Edit { target, instruction } => {
-                let request = AgentRequest::Edit { target: target.clone(), instruction: instruction.clone() };
+                let request = AgentRequest::Edit {
+                    target: target.clone(),
+                    instruction: instruction.clone(),
+                    comments_only: false,
+                };
                 self.agent(&env, &sources, request).await
             }
             Intent::Run { request } => self.planned(&env, &sources, request).await,

@@ -127,23 +127,7 @@ fn definitions(lang: &'static crate::syntax::LanguageSpec, text: &str) -> Vec<cr
 /// often repeat the existing tests around the new ones, and only the new ones
 /// are wanted. The reply is returned unchanged when it has no code to parse.
 pub fn without_existing_definitions(path: &str, before: &str, reply: &str) -> String {
-    let Some(lang) = language_for_path(Path::new(path)) else { return reply.to_string() };
-    let Some(code) = crate::edits::fence::reply_code(reply) else { return reply.to_string() };
-    let top_level = |text: &str| definitions(lang, text).into_iter().filter(|s| s.parent.is_none());
-    let old: Vec<String> = top_level(before).map(|s| s.name).collect();
-    let mut kept = String::new();
-    let mut at = 0;
-    for s in top_level(&code).filter(|s| old.contains(&s.name)) {
-        // Cut from the start of the definition's first line (decorators included by the range).
-        let start = code[..s.byte_range.start].rfind('\n').map_or(0, |i| i + 1).max(at);
-        kept.push_str(&code[at..start]);
-        at = s.byte_range.end.max(at);
-    }
-    kept.push_str(&code[at..]);
-    if kept.trim().is_empty() {
-        return reply.to_string();
-    }
-    format!("```{}\n{}\n```", lang.name, kept.trim_matches('\n'))
+    crate::edits::filter_reply_definitions(path, before, reply, crate::edits::KeepDefinitions::New)
 }
 
 /// `before` with the reply's code appended, when that code defines only names

@@ -75,7 +75,14 @@ pub enum AgentRequest {
         from_tests: bool,
     },
     /// Change the given lines as instructed.
-    Edit { target: Location, instruction: String },
+    Edit {
+        target: Location,
+        instruction: String,
+        /// Only comments and docstrings may change (documentation): code changes
+        /// are refused and definitions the file lacks are left out of the reply.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        comments_only: bool,
+    },
     /// Write tests for the definition at `target`, added to `test_file` (or a test
     /// file of the project that the agent picks); they must pass before they are proposed.
     AddTests { target: Location, test_file: Option<String> },
@@ -91,7 +98,7 @@ impl AgentRequest {
                 let what = message.as_deref().map(|m| m.lines().next().unwrap_or("").to_string()).unwrap_or_default();
                 format!("fix{at}: {what}").trim_end_matches(": ").to_string()
             }
-            Self::Edit { target, instruction } => format!("edit {target}: {instruction}"),
+            Self::Edit { target, instruction, .. } => format!("edit {target}: {instruction}"),
             Self::AddTests { target, .. } => format!("write tests for {target}"),
         }
     }

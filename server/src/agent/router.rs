@@ -174,6 +174,7 @@ mod tests {
             result,
             prompt_tokens: 0,
             duration_ms: 0,
+            changes_nothing: false,
         }
     }
 

@@ -150,6 +150,9 @@ pub struct AttemptRecord {
     /// Prompt tokens of the call (exact where the server counts them).
     pub prompt_tokens: usize,
     pub duration_ms: u64,
+    /// The reply repeated the code unchanged.
+    #[serde(default)]
+    pub changes_nothing: bool,
 }
 
 impl AttemptRecord {

@@ -121,7 +121,7 @@ fn smallest_enclosing(
 pub async fn locate(env: &AgentEnv, task: &mut Task) -> Result<StepEnd, AgentError> {
     task.record(env, vec![ev(EventType::ToolCalled, json!({"tool": "locate"}))]).await?;
     let target = match &task.request {
-        AgentRequest::Edit { target, instruction } => read_target(env, &target.path).map(|before| {
+        AgentRequest::Edit { target, instruction, .. } => read_target(env, &target.path).map(|before| {
             let n = before.lines().count().max(1);
             let (a, z) =
                 if target.start_line == 0 { (1, n) } else { (target.start_line.min(n), target.end_line.min(n)) };
@@ -418,7 +418,11 @@ pub async fn attempt(env: &AgentEnv, task: &mut Task, cancel: &CancellationToken
         )?),
         None => None,
     };
-    let messages = coder::messages(&ctx, retry, env.config.runtime.retry_shows_previous_reply);
+    // A reply that repeated the code tells the model nothing new, and shown as its own
+    // turn it is copied back again: after one, the retry is a fresh try.
+    let show_previous = env.config.runtime.retry_shows_previous_reply
+        && !task.progress.attempts.last().is_some_and(|a| a.changes_nothing);
+    let messages = coder::messages(&ctx, retry, show_previous);
     let prompt_text: String = messages.iter().map(|m| m.content.as_str()).collect::<Vec<_>>().join("\n\n");
     let (prompt_tokens, exact) = counter.count(&prompt_text).await;
     tracing::trace!(attempt = number, prompt = %prompt_text, "the coder's prompt");
@@ -486,6 +490,7 @@ pub async fn attempt(env: &AgentEnv, task: &mut Task, cancel: &CancellationToken
                 result: AttemptResult::ModelError { error: e.to_string() },
                 prompt_tokens,
                 duration_ms,
+                changes_nothing: false,
             };
             task.progress.attempts.push(record);
             task.save(env, vec![], crate::contracts::TaskStatus::ExecutingStep).await?;
@@ -516,6 +521,7 @@ pub async fn attempt(env: &AgentEnv, task: &mut Task, cancel: &CancellationToken
         result: AttemptResult::BadEdit { error: String::new() },
         prompt_tokens,
         duration_ms,
+        changes_nothing: false,
     };
     let applied = match &task.request {
         // New tests go at the end of the test file; what the reply repeats of it is dropped.
@@ -524,14 +530,33 @@ pub async fn attempt(env: &AgentEnv, task: &mut Task, cancel: &CancellationToken
             super::add_tests::append_new_tests(&target.path, &target.before, &usable)
                 .map_or_else(|| apply_reply(format, &target.files(), &usable, &opts, &checks), Ok)
         }
+        // Documentation: functions the model invents around the documented one are left out.
+        AgentRequest::Edit { comments_only: true, .. } => {
+            let usable = crate::edits::filter_reply_definitions(
+                &target.path,
+                &target.before,
+                &reply,
+                crate::edits::KeepDefinitions::Existing,
+            );
+            apply_reply(format, &target.files(), &usable, &opts, &checks)
+        }
         _ => apply_reply(format, &target.files(), &reply, &opts, &checks),
     };
+    record.changes_nothing = matches!(&applied, Err(e) if e.is_unchanged());
     let applied = applied.map_err(|e| e.to_string()).and_then(|o| match &task.request {
         AgentRequest::AddTests { .. } => o
             .changes
             .iter()
             .try_for_each(|(p, after)| {
                 super::add_tests::check_added_tests(p, target.before_of(p).unwrap_or(""), after).map(|_| ())
+            })
+            .map(|_| o),
+        AgentRequest::Edit { comments_only: true, .. } => o
+            .changes
+            .iter()
+            .try_for_each(|(p, after)| {
+                crate::edits::check_comments_only(p, target.before_of(p).unwrap_or(""), after)
+                    .map_err(|e| e.to_string())
             })
             .map(|_| o),
         _ => Ok(o),

@@ -170,6 +170,29 @@ async fn failing_tests_are_never_proposed_and_retries_stop_at_the_limit() {
 }
 
 #[tokio::test]
+async fn after_a_reply_that_changes_nothing_the_retry_is_a_fresh_try() {
+    let mut c = config();
+    c.runtime.max_retries = 2;
+    let echo = "```python\ndef add(a, b):\n    return a - b\n```\n";
+    let ws = workspace_with(
+        &[("calc.py", CALC), ("test_calc.py", TESTS)],
+        c,
+        vec![reply(echo), reply(WRONG), reply(GOOD)],
+        None,
+    );
+    let (_, report) = run(&ws, fix()).await;
+    assert_eq!(report.status, ReportStatus::Patched, "{report:#?}");
+    let coder = ws.model.requests(ModelRole::Coder);
+    assert_eq!(coder.len(), 3);
+    // The echo is not shown back as the model's own turn (it would be copied again) ...
+    assert_eq!(coder[1].messages.len(), 2, "system and one user message after the echo");
+    assert!(coder[1].messages[1].content.contains("changes nothing"), "{}", coder[1].messages[1].content);
+    // ... while a reply that changed code and failed is, with what went wrong.
+    assert_eq!(coder[2].messages.len(), 4, "the changed reply is shown as the model's turn");
+    assert_eq!(coder[2].messages[2].content, WRONG);
+}
+
+#[tokio::test]
 async fn code_a_few_calls_below_the_test_is_shown_to_the_coder() {
     // The test builds a class; its property calls a function in another file,
     // which calls the buggy one in a third: three calls deep, no function
@@ -362,9 +385,41 @@ async fn an_edit_request_changes_the_named_lines_and_keeps_tests_green() {
         vec![reply("```python\ndef mul(a, b):\n    \"\"\"The product of a and b.\"\"\"\n    return a * b\n```")],
         None,
     );
-    let request =
-        AgentRequest::Edit { target: Location::parse("calc.py:5-6").unwrap(), instruction: "add a docstring".into() };
+    let request = AgentRequest::Edit {
+        target: Location::parse("calc.py:5-6").unwrap(),
+        instruction: "add a docstring".into(),
+        comments_only: false,
+    };
     let (_, report) = run(&ws, request).await;
     assert_eq!(report.status, ReportStatus::Patched, "{report:#?}");
     assert!(report.diff.contains("+    \"\"\"The product of a and b.\"\"\""), "{}", report.diff);
+}
+
+#[tokio::test]
+async fn a_documentation_edit_keeps_the_code_and_leaves_out_invented_functions() {
+    let mut cfg = config();
+    cfg.runtime.critic = false;
+    let fixed = CALC.replace("a - b", "a + b");
+    // First reply: a documented `mul` whose code changed; second: an invented helper
+    // around a `mul` documented with its code as it was.
+    let changed = "```python\ndef mul(a, b):\n    \"\"\"The product.\"\"\"\n    return b * a\n```";
+    let invented = "```python\ndef helper(x):\n    return x\n\n\ndef mul(a, b):\n    \"\"\"The product of a and b.\"\"\"\n    return a * b\n```";
+    let ws = workspace_with(
+        &[("calc.py", &fixed), ("test_calc.py", TESTS)],
+        cfg,
+        vec![reply(changed), reply(invented)],
+        None,
+    );
+    let request = AgentRequest::Edit {
+        target: Location::parse("calc.py:5-6").unwrap(),
+        instruction: "add a docstring".into(),
+        comments_only: true,
+    };
+    let (_, report) = run(&ws, request).await;
+    assert_eq!(report.status, ReportStatus::Patched, "{report:#?}");
+    assert!(report.diff.contains("+    \"\"\"The product of a and b.\"\"\""), "{}", report.diff);
+    assert!(!report.diff.contains("helper"), "the invented function is left out:\n{}", report.diff);
+    let retry = &ws.model.requests(ModelRole::Coder)[1];
+    let said: String = retry.messages.iter().map(|m| m.content.as_str()).collect();
+    assert!(said.contains("changes the code of `mul`"), "the first reply's code change is fed back:\n{said}");
 }

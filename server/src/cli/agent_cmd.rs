@@ -79,7 +79,12 @@ pub async fn run_fix(args: FixArgs, workspace: Option<PathBuf>) -> anyhow::Resul
 /// `tinycoder edit FILE[:START-END] --instruction TEXT`.
 pub async fn run_edit(args: EditArgs, workspace: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     let target = Location::parse(&args.target).map_err(anyhow::Error::msg)?;
-    run_request(AgentRequest::Edit { target, instruction: args.instruction }, &args.apply, workspace).await
+    run_request(
+        AgentRequest::Edit { target, instruction: args.instruction, comments_only: false },
+        &args.apply,
+        workspace,
+    )
+    .await
 }
 
 /// Whether [`agent_env`] checks that the coder's model answers before indexing.

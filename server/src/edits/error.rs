@@ -25,10 +25,19 @@ pub enum EditError {
     Unchanged { path: String },
     #[error("the reply repeats {names} exactly as they are, so it changes nothing; change the line that computes the wrong value")]
     UnchangedDefinitions { names: String },
+    #[error("the reply changes the code of {names} in `{path}`, not only comments and docstrings; copy the code exactly as it is and add only the documentation")]
+    CodeChanged { path: String, names: String },
     #[error("the reply is not valid JSON for an edit: {0}")]
     Json(String),
     #[error(
         "tinycoder cannot parse `{path}` (no grammar for this language); use the whole-file or search/replace format"
     )]
     NoGrammar { path: String },
+}
+
+impl EditError {
+    /// The reply repeats the code as it is (no change at all).
+    pub fn is_unchanged(&self) -> bool {
+        matches!(self, Self::Unchanged { .. } | Self::UnchangedDefinitions { .. })
+    }
 }

@@ -17,11 +17,12 @@ mod error;
 pub mod fence;
 mod format;
 mod patch;
+mod reply_filter;
 mod search_replace;
 mod symbol_edit;
 mod whole_file;
 
-pub use check::{check_syntax, new_syntax_errors};
+pub use check::{check_comments_only, check_syntax, new_syntax_errors};
 
 /// Thresholds of the checks a reply's edit passes (`[runtime]` in the configuration).
 #[derive(Debug, Clone, PartialEq)]
@@ -54,6 +55,7 @@ pub(crate) fn default_checks() -> ReplyChecks {
 pub use error::EditError;
 pub use format::{apply_reply, EditFormat, EditOutcome, JsonSymbolReply};
 pub use patch::{unified_diff, FileChange, Patch};
+pub use reply_filter::{filter_reply_definitions, KeepDefinitions};
 pub use search_replace::{apply_search_replace, parse_search_replace, SearchReplace};
 pub use symbol_edit::{apply_symbol_edits, apply_symbol_edits_across, changed_symbols, is_test_path, SymbolEdit};
 pub use whole_file::apply_whole_file;

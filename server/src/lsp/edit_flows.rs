@@ -70,7 +70,9 @@ pub async fn edit(backend: &Backend, args: &[Value]) -> Result<Option<Value>> {
     let target = location(&rel, t.range.as_ref());
     let launcher = backend.launcher()?;
     if let Some(instruction) = t.instruction.filter(|i| !i.trim().is_empty()) {
-        return launcher.start(AgentRequest::Edit { target, instruction }, "tinycoder: edit").map(Some);
+        return launcher
+            .start(AgentRequest::Edit { target, instruction, comments_only: false }, "tinycoder: edit")
+            .map(Some);
     }
     launcher.model()?;
     let presets = launcher.prompts.render(PromptId::EDIT_PRESETS, &[]).map_err(|e| request_failed(e.to_string()))?;
@@ -79,7 +81,9 @@ pub async fn edit(backend: &Backend, args: &[Value]) -> Result<Option<Value>> {
         let titles: Vec<&str> = presets.iter().map(String::as_str).collect();
         let message = format!("tinycoder: how should {target} change?");
         let Some(instruction) = ask(&launcher.handles, MessageType::INFO, message, &titles).await else { return };
-        if let Err(e) = launcher.start(AgentRequest::Edit { target, instruction }, "tinycoder: edit") {
+        if let Err(e) =
+            launcher.start(AgentRequest::Edit { target, instruction, comments_only: false }, "tinycoder: edit")
+        {
             launcher.handles.client.show_message(MessageType::ERROR, format!("tinycoder: {}", e.message)).await;
         }
     });
@@ -101,7 +105,7 @@ pub async fn document(backend: &Backend, args: &[Value]) -> Result<Option<Value>
         .render(PromptId::DOCUMENT_INSTRUCTION, &[("symbol", &subject.name), ("language", language)])
         .map_err(|e| request_failed(e.to_string()))?;
     let target = Location { path: rel, start_line: subject.start_line, end_line: subject.end_line };
-    launcher.start(AgentRequest::Edit { target, instruction }, "tinycoder: document").map(Some)
+    launcher.start(AgentRequest::Edit { target, instruction, comments_only: true }, "tinycoder: document").map(Some)
 }
 
 /// `tinycoder.generateTests [{uri, range, testFile?}]`: tests for the symbol at the range's start.

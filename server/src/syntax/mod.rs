@@ -4,12 +4,14 @@
 //! Architecture invariant: positions here are tree-sitter bytes and points
 //! (row, byte column); conversion to LSP units happens in `text`/`lsp`.
 
+mod code_tokens;
 mod incremental;
 mod lang;
 mod parse;
 mod references;
 mod symbols;
 
+pub use code_tokens::code_tokens;
 pub use incremental::{parse_rope, IncrementalTree};
 pub use lang::{language_by_name, language_for_path, LanguageSpec, LANGUAGES};
 pub use parse::{parse, syntax_errors, SyntaxError, SyntaxParser};

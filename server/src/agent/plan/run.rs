@@ -407,7 +407,8 @@ impl Run<'_> {
             origin: crate::agent::PLAN_STEP_ORIGIN.into(),
             session_id: self.options.session_id.clone(),
         };
-        let request = AgentRequest::Edit { target: Location::file(step.file.clone()), instruction };
+        let request =
+            AgentRequest::Edit { target: Location::file(step.file.clone()), instruction, comments_only: false };
         let report = match Runtime::new(sub_env).run(&sub_id, request, options, cancel.child_token()).await {
             Ok(r) => r,
             Err(e) => return (false, e.to_string(), None),
