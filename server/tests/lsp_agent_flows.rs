@@ -187,7 +187,6 @@ fn document_adds_a_docstring_and_changes_no_code() {
 }
 
 #[test]
-#[ignore = "the 0.5B model's new tests expect wrong values; run with --ignored"]
 fn generate_tests_adds_passing_tests_to_the_test_file() {
     flow(
         |client| {

@@ -5,7 +5,7 @@
 
 use super::env::AgentEnv;
 use super::request::Location;
-use super::state::Target;
+use super::state::{Target, TestSummary};
 use crate::edits::is_test_path;
 use crate::syntax::{extract_symbols, language_for_path, parse, SymbolKind};
 use std::collections::BTreeMap;
@@ -114,6 +114,7 @@ pub fn tests_target(env: &AgentEnv, loc: &Location, test_file: Option<&str>) -> 
         protect_tests: false,
         related: Vec::new(),
         related_files: Default::default(),
+        suspects: Vec::new(),
         subject: Some((shown, subject.code)),
     })
 }
@@ -135,7 +136,7 @@ pub fn without_existing_definitions(path: &str, before: &str, reply: &str) -> St
 /// through the ordinary edit format). The result must still parse.
 pub fn append_new_tests(path: &str, before: &str, reply: &str) -> Option<crate::edits::EditOutcome> {
     let lang = language_for_path(Path::new(path))?;
-    let code = crate::edits::fence::reply_code(reply)?;
+    let code = distinct_complete_definitions(lang, &crate::edits::fence::reply_code(reply)?);
     let names = |text: &str| -> Vec<String> {
         definitions(lang, text).into_iter().filter(|s| s.parent.is_none()).map(|s| s.name).collect()
     };
@@ -149,6 +150,39 @@ pub fn append_new_tests(path: &str, before: &str, reply: &str) -> Option<crate::
         return None;
     }
     Some(crate::edits::EditOutcome { changes: vec![(path.to_string(), after)], changed_symbols: new })
+}
+
+/// `code` with each top-level definition once (the first) and without those
+/// that do not parse on their own: a small model that rambles repeats one test
+/// until the reply is cut at the token cap, mid-definition. What comes before
+/// the first definition (imports) stays; `code` is returned as it is when it
+/// has no definitions.
+fn distinct_complete_definitions(lang: &'static crate::syntax::LanguageSpec, code: &str) -> String {
+    let tops: Vec<crate::syntax::Symbol> = definitions(lang, code).into_iter().filter(|s| s.parent.is_none()).collect();
+    let Some(first) = tops.first() else { return code.to_string() };
+    let lines: Vec<&str> = code.lines().collect();
+    let start_of = |row: usize| {
+        let mut a = row;
+        while a > 0 && {
+            let above = lines[a - 1].trim_start();
+            above.starts_with('@') || above.starts_with("#[")
+        } {
+            a -= 1;
+        }
+        a
+    };
+    let mut out = vec![lines[..start_of(first.start.row)].join("\n").trim_end().to_string()];
+    let mut seen: Vec<&str> = Vec::new();
+    for s in &tops {
+        let text = lines[start_of(s.start.row)..=s.end.row.min(lines.len() - 1)].join("\n");
+        let parses = parse(lang, &text).is_some_and(|t| !t.root_node().has_error());
+        if parses && !seen.contains(&s.name.as_str()) {
+            seen.push(&s.name);
+            out.push(text);
+        }
+    }
+    out.retain(|p| !p.is_empty());
+    out.join("\n\n\n")
 }
 
 /// Checks that `after` only adds tests to `path`: at least one new test
@@ -175,6 +209,91 @@ pub fn check_added_tests(path: &str, before: &str, after: &str) -> Result<Vec<St
         return Err("the edit adds no test function (names start with `test`)".into());
     }
     Ok(added)
+}
+
+/// Changed files and their new text.
+type FileChanges = Vec<(String, String)>;
+
+/// The candidate without the new tests that fail on the current code, when
+/// only new tests fail and at least one new test is left: the pruned changes
+/// and the names left out. A generated test that fails expects what the code
+/// does not do (from a small model, more often a wrong expectation than a
+/// found bug); either way it is not a test to add as passing.
+pub fn without_failing_new_tests(
+    changes: &[(String, String)],
+    target: &Target,
+    baseline: &TestSummary,
+    after: &TestSummary,
+) -> Option<(FileChanges, Vec<String>)> {
+    let failing: Vec<String> = after
+        .failing
+        .iter()
+        .filter(|t| !baseline.failing.contains(t))
+        .map(|t| short_test_name(t).to_string())
+        .collect();
+    if failing.is_empty() {
+        return None;
+    }
+    let mut out = Vec::new();
+    let mut dropped = Vec::new();
+    for (path, text) in changes {
+        let before = target.before_of(path).unwrap_or("");
+        let added = check_added_tests(path, before, text).ok()?;
+        let here: Vec<String> = failing.iter().filter(|f| added.contains(f)).cloned().collect();
+        if here.len() == added.len() {
+            return None;
+        }
+        let pruned = if here.is_empty() { text.clone() } else { remove_definitions(path, text, &here)? };
+        if !crate::edits::new_syntax_errors(path, before, &pruned).is_empty() {
+            return None;
+        }
+        dropped.extend(here);
+        out.push((path.clone(), pruned));
+    }
+    // A failure that is not one of the new tests is a real breakage: nothing to prune.
+    (failing.iter().all(|f| dropped.contains(f))).then_some((out, dropped))
+}
+
+/// `tests/test_a.py::TestX::test_y[1]` -> `test_y`; `tests::adds_one` -> `adds_one`.
+fn short_test_name(test: &str) -> &str {
+    let last = test.rsplit("::").next().unwrap_or(test);
+    last.split('[').next().unwrap_or(last)
+}
+
+/// `text` without the functions named in `names`, with their decorators or
+/// attributes (`@pytest.mark...`, `#[test]`); `None` when one is not found.
+fn remove_definitions(path: &str, text: &str, names: &[String]) -> Option<String> {
+    let lang = language_for_path(Path::new(path))?;
+    let defs: Vec<crate::syntax::Symbol> = definitions(lang, text)
+        .into_iter()
+        .filter(|s| matches!(s.kind, SymbolKind::Function | SymbolKind::Method) && names.contains(&s.name))
+        .collect();
+    if names.iter().any(|n| !defs.iter().any(|d| &d.name == n)) {
+        return None;
+    }
+    let lines: Vec<&str> = text.lines().collect();
+    let mut drop = vec![false; lines.len()];
+    for d in &defs {
+        let mut first = d.start.row;
+        while first > 0 && {
+            let above = lines[first - 1].trim_start();
+            above.starts_with('@') || above.starts_with("#[")
+        } {
+            first -= 1;
+        }
+        for flag in drop.iter_mut().take(d.end.row + 1).skip(first) {
+            *flag = true;
+        }
+    }
+    let mut out: Vec<&str> = Vec::new();
+    for (line, _) in lines.iter().zip(&drop).filter(|(_, d)| !**d) {
+        // At most two blank lines in a row where definitions were taken out.
+        if line.trim().is_empty() && out.len() >= 2 && out[out.len() - 2..].iter().all(|l| l.trim().is_empty()) {
+            continue;
+        }
+        out.push(line);
+    }
+    Some(format!("{}\n", out.join("\n").trim_end()))
 }
 
 #[cfg(test)]
@@ -233,5 +352,55 @@ mod tests {
         assert!(check_added_tests("tests/test_f.py", before, &helper).unwrap_err().contains("no test"));
         let s = subject_at("a.py", "x = 1\n\ndef f(a):\n    return a\n", 4).unwrap();
         assert_eq!((s.name.as_str(), s.start_line, s.end_line), ("f", 3, 4));
+    }
+
+    #[test]
+    fn failing_new_tests_are_left_out_when_others_pass() {
+        let before = "from shop import f\n\n\ndef test_a():\n    assert f(1) == 1\n";
+        let after = format!("{before}\n\n@pytest.mark.slow\ndef test_b():\n    assert f(2) == 3\n\n\ndef test_c():\n    assert f(3) == 3\n");
+        let target = Target {
+            path: "tests/test_f.py".into(),
+            start_line: 1,
+            end_line: 5,
+            test: None,
+            message: String::new(),
+            test_source: None,
+            why: String::new(),
+            before: before.into(),
+            protect_tests: false,
+            related: Vec::new(),
+            related_files: Default::default(),
+            suspects: Vec::new(),
+            subject: None,
+        };
+        let summary = |failing: &[&str]| TestSummary {
+            available: true,
+            passed: failing.is_empty(),
+            failing: failing.iter().map(|s| s.to_string()).collect(),
+            ..Default::default()
+        };
+        let changes = vec![("tests/test_f.py".to_string(), after.clone())];
+        let (pruned, dropped) =
+            without_failing_new_tests(&changes, &target, &summary(&[]), &summary(&["tests/test_f.py::test_b"]))
+                .expect("pruned");
+        assert_eq!(dropped, vec!["test_b"]);
+        assert_eq!(pruned[0].1, format!("{before}\n\ndef test_c():\n    assert f(3) == 3\n"), "decorator gone too");
+        // Every new test fails, or an old one breaks: nothing to keep.
+        let both = summary(&["tests/test_f.py::test_b", "tests/test_f.py::test_c"]);
+        assert!(without_failing_new_tests(&changes, &target, &summary(&[]), &both).is_none());
+        let old = summary(&["tests/test_f.py::test_b", "tests/test_f.py::test_a"]);
+        assert!(without_failing_new_tests(&changes, &target, &summary(&[]), &old).is_none());
+        assert_eq!(short_test_name("t.py::TestX::test_y[1-2]"), "test_y");
+    }
+
+    #[test]
+    fn a_rambling_reply_keeps_each_test_once_and_drops_a_cut_one() {
+        let py = language_for_path(Path::new("t.py")).expect("python");
+        let code = "from shop import f\n\ndef test_a():\n    assert f(1) == 1\n\n@pytest.mark.x\ndef test_b():\n    assert f(2) == 2\n\ndef test_a():\n    assert f(3) == 3\n\ndef test_c():\n    assert f(";
+        assert_eq!(
+            distinct_complete_definitions(py, code),
+            "from shop import f\n\n\ndef test_a():\n    assert f(1) == 1\n\n\n@pytest.mark.x\ndef test_b():\n    assert f(2) == 2"
+        );
+        assert_eq!(distinct_complete_definitions(py, "x = 1\n"), "x = 1\n");
     }
 }

@@ -4,7 +4,7 @@
 use super::env::AgentEnv;
 use super::memory_step::MemoryContext;
 use super::request::AgentRequest;
-use super::state::{AttemptRecord, Target, TaskProgress, TestSummary};
+use super::state::{AttemptRecord, RelatedDefinition, Target, TaskProgress, TestSummary};
 use super::strategy::StrategyEffects;
 use crate::config::{ModelRole, PromptError, PromptId, PromptLibrary, RuntimeConfig};
 use crate::context::{
@@ -224,9 +224,23 @@ pub fn feedback(
     let (error, cut) = trim_to_tokens(&error, budget_tokens / 3, estimator);
     let error = if cut { format!("{error}(the rest of the output is left out)") } else { error };
     let number = last.number.to_string();
-    let text =
-        prompts.render(PromptId::CODER_FEEDBACK, &[("attempt", &number), ("error", &error), ("path", &target.path)])?;
+    let text = prompts.render(PromptId::CODER_FEEDBACK, &[("attempt", &number), ("error", &error)])?;
     Ok((previous, text))
+}
+
+/// The suspect attempt `number` is pointed at: none before attempt `from`
+/// (0: never), then one per attempt, most likely first, until none is left.
+pub fn focus_of(target: &Target, number: usize, from: u32) -> Option<&RelatedDefinition> {
+    if from == 0 || number < from as usize {
+        return None;
+    }
+    target.suspects.get(number - from as usize)
+}
+
+/// The words that point the coder at `suspect`.
+pub fn focus_text(prompts: &PromptLibrary, suspect: &RelatedDefinition) -> Result<String, PromptError> {
+    let lines = format!("{}-{}", suspect.start_line, suspect.end_line);
+    prompts.render(PromptId::CODER_FOCUS, &[("name", &suspect.name), ("path", &suspect.path), ("lines", &lines)])
 }
 
 /// The coder's context for the next attempt of `p`.

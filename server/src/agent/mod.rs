@@ -19,6 +19,7 @@ mod coder;
 mod critic;
 mod env;
 mod error;
+mod locate;
 mod memory_step;
 pub mod plan;
 mod progress;

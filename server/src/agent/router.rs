@@ -160,6 +160,7 @@ mod tests {
             protect_tests: true,
             related: vec![],
             related_files: Default::default(),
+            suspects: Vec::new(),
             subject: None,
         }
     }

@@ -90,6 +90,10 @@ pub struct Target {
     /// The text of each related definition's file when the task read it.
     #[serde(default)]
     pub related_files: BTreeMap<String, String>,
+    /// Definitions the failure may come from, most likely first
+    /// (`target::rank_suspects`); a retry points the coder at the next one.
+    #[serde(default)]
+    pub suspects: Vec<RelatedDefinition>,
     /// Code from another file the request is about (location, source), shown and never edited.
     #[serde(default)]
     pub subject: Option<(String, String)>,

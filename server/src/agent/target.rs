@@ -5,6 +5,7 @@
 //! the index's symbol table), then the failure's own file. Test files are
 //! chosen only when nothing else is left (e.g. a syntax error in the test).
 
+use super::state::RelatedDefinition;
 use crate::edits::is_test_path;
 use regex::Regex;
 use std::sync::LazyLock;
@@ -158,6 +159,52 @@ pub fn rank_candidates(
     out
 }
 
+/// The definitions a failure may come from, most likely first: those a frame
+/// of its traceback falls in (innermost first), then those its message names
+/// (`E` lines of pytest, the panic and assertion lines of Rust), then the rest
+/// in the order given. Duplicates (same file and first line) are dropped.
+pub fn rank_suspects(defs: Vec<RelatedDefinition>, excerpt: &str, frames: &[Frame]) -> Vec<RelatedDefinition> {
+    let message: Vec<&str> = excerpt.lines().filter(|l| is_message_line(l)).collect();
+    let mut seen = Vec::new();
+    let mut scored: Vec<((usize, bool), RelatedDefinition)> = Vec::new();
+    for d in defs {
+        if seen.contains(&(d.path.clone(), d.start_line)) {
+            continue;
+        }
+        seen.push((d.path.clone(), d.start_line));
+        let depth = frames
+            .iter()
+            .rposition(|f| f.path == d.path && (d.start_line..=d.end_line).contains(&f.line))
+            .map(|i| i + 1)
+            .unwrap_or(0);
+        let named = message.iter().any(|l| names_word(l, &d.name));
+        scored.push(((depth, named), d));
+    }
+    // Stable: equal evidence keeps the given order.
+    scored.sort_by_key(|(key, _)| std::cmp::Reverse(*key));
+    scored.into_iter().map(|(_, d)| d).collect()
+}
+
+/// A line of test output that states the failure rather than echoing source:
+/// pytest's `E` lines and unindented lines (Rust's panic and assertion lines).
+fn is_message_line(line: &str) -> bool {
+    let t = line.trim_end();
+    if t.is_empty() || t.starts_with("___") || t.starts_with("===") || t.starts_with('>') {
+        return false;
+    }
+    t.starts_with("E ") || !t.starts_with(char::is_whitespace)
+}
+
+/// Whether `line` holds `name` as a whole identifier.
+pub fn names_word(line: &str, name: &str) -> bool {
+    let is_ident = |c: char| c.is_alphanumeric() || c == '_';
+    line.match_indices(name).any(|(at, _)| {
+        let before = line[..at].chars().next_back();
+        let after = line[at + name.len()..].chars().next();
+        !before.is_some_and(is_ident) && !after.is_some_and(is_ident)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -214,5 +261,37 @@ E   decimal.InvalidOperation
         let paths: Vec<&str> = c.iter().map(|c| c.path.as_str()).collect();
         assert_eq!(paths, vec!["shop/money.py", "shop/cart.py", "tests/test_cart.py"]);
         assert!(c[0].why.contains("raised at shop/money.py:14"), "{}", c[0].why);
+    }
+
+    fn def(path: &str, name: &str, a: usize, z: usize) -> RelatedDefinition {
+        RelatedDefinition { path: path.into(), name: name.into(), start_line: a, end_line: z }
+    }
+
+    #[test]
+    fn suspects_named_by_the_assertion_come_before_the_entry_point() {
+        let out = "    def test_rows():\n>       assert render(LOG) == ['median=70.0']\nE       AssertionError: assert ['median=80.0'] == ['median=70.0']\nE         At index 0 diff: 'median=80.0' != 'median=70.0'\n\ntests/test_d.py:25: AssertionError";
+        let defs = vec![
+            def("d.py", "render", 19, 24),
+            def("stats.py", "summary", 24, 31),
+            def("stats.py", "median", 5, 10),
+            def("stats.py", "percentile", 13, 21),
+            def("stats.py", "median", 5, 10),
+        ];
+        let names: Vec<String> = rank_suspects(defs, out, &frames_in(out)).into_iter().map(|d| d.name).collect();
+        assert_eq!(
+            names,
+            vec!["median", "render", "summary", "percentile"],
+            "render is echoed source, not the message"
+        );
+    }
+
+    #[test]
+    fn suspects_in_the_traceback_come_first_innermost_first() {
+        let frames = frames_in(PYTEST);
+        let defs = vec![def("shop/cart.py", "total_euros", 18, 22), def("shop/money.py", "to_cents", 12, 15)];
+        let names: Vec<String> = rank_suspects(defs, PYTEST, &frames).into_iter().map(|d| d.name).collect();
+        assert_eq!(names, vec!["to_cents", "total_euros"]);
+        assert!(names_word("E  median=8", "median") && !names_word("E  medians", "median"));
+        assert!(!is_message_line("    return ordered[mid]") && is_message_line("assertion `left == right` failed"));
     }
 }

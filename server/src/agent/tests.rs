@@ -193,6 +193,70 @@ async fn after_a_reply_that_changes_nothing_the_retry_is_a_fresh_try() {
 }
 
 #[tokio::test]
+async fn a_retry_points_the_coder_at_the_definition_the_failure_names() {
+    // The test calls `render`; the wrong value comes from `median` in another file,
+    // which the assertion's message names. The first reply copies everything back.
+    let report = "from stats import median, spread\n\n\ndef render(xs):\n    return f\"median={median(xs)} spread={spread(xs)}\"\n";
+    let stats = "def spread(xs):\n    return max(xs) - min(xs)\n\n\ndef median(xs):\n    s = sorted(xs)\n    return s[len(s) // 2]\n";
+    let tests = "from report import render\n\n\ndef test_render():\n    assert render([1, 2, 3, 4]) == \"median=2.5 spread=3\"\n";
+    let echo = format!("```python\n{stats}```\n");
+    let fixed = "```python\ndef median(xs):\n    s = sorted(xs)\n    n = len(s)\n    if n % 2 == 0:\n        return (s[n // 2 - 1] + s[n // 2]) / 2\n    return s[n // 2]\n```\n";
+    let files = [("report.py", report), ("stats.py", stats), ("test_report.py", tests)];
+    let mut c = config();
+    c.runtime.max_retries = 2;
+    let ws = workspace_with(&files, c.clone(), vec![reply(&echo), reply(fixed), reply(CRITIC)], None);
+    let (id, out) = run(&ws, fix()).await;
+    assert_eq!(out.status, ReportStatus::Patched, "{out:#?}");
+    let coder = ws.model.requests(ModelRole::Coder);
+    let last = |i: usize| coder[i].messages.last().expect("a message").content.clone();
+    assert!(!last(0).contains("Look first at"), "the first attempt is the model's own choice: {}", last(0));
+    assert!(last(1).contains("Look first at `median` (stats.py, lines 5-7)"), "{}", last(1));
+    let called = ws.env.bus.catch_up(&id, 0).await.expect("events");
+    let focus: Vec<String> = called
+        .iter()
+        .filter(|e| e.event_type == EventType::CoderCalled)
+        .map(|e| e.payload["focus"].as_str().unwrap_or("-").to_string())
+        .collect();
+    assert_eq!(focus, vec!["-", "median (stats.py)"]);
+
+    // Off, the retry leaves the choice to the model.
+    c.runtime.focus_from_attempt = 0;
+    let ws = workspace_with(&files, c, vec![reply(&echo), reply(fixed), reply(CRITIC)], None);
+    let _ = run(&ws, fix()).await;
+    let coder = ws.model.requests(ModelRole::Coder);
+    assert!(!coder[1].messages.last().expect("a message").content.contains("Look first at"));
+}
+
+#[tokio::test]
+async fn new_tests_that_fail_on_the_current_code_are_left_out() {
+    let calc = "def mul(a, b):\n    return a * b\n";
+    let tests = "from calc import mul\n\n\ndef test_mul():\n    assert mul(2, 3) == 6\n";
+    let reply_text = "```python\ndef test_mul_zero():\n    assert mul(0, 5) == 0\n\n\ndef test_mul_wrong():\n    assert mul(2, 2) == 5\n```\n";
+    let ws = workspace_with(
+        &[("calc.py", calc), ("test_calc.py", tests)],
+        config(),
+        vec![reply(reply_text), reply(CRITIC)],
+        None,
+    );
+    let request = AgentRequest::AddTests { target: Location::line("calc.py", 1), test_file: None };
+    let (_, report) = run(&ws, request).await;
+    assert_eq!(report.status, ReportStatus::Patched, "{report:#?}");
+    assert_eq!(report.attempts, 1, "no retry for a test the code does not pass");
+    assert!(
+        report.diff.contains("+def test_mul_zero():") && !report.diff.contains("test_mul_wrong"),
+        "{}",
+        report.diff
+    );
+    let after = report.tests_after.as_ref().expect("tests ran");
+    assert!(after.passed, "{after:#?}");
+    assert!(
+        report.attempt_log[0].contains("left out 1 new test(s) that fail on the current code: test_mul_wrong"),
+        "{:?}",
+        report.attempt_log
+    );
+}
+
+#[tokio::test]
 async fn code_a_few_calls_below_the_test_is_shown_to_the_coder() {
     // The test builds a class; its property calls a function in another file,
     // which calls the buggy one in a third: three calls deep, no function

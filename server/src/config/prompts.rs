@@ -42,7 +42,8 @@ prompts! {
     CODER_REQUEST_EDIT = "coder_request_edit" ["path", "lines", "instruction", "format_rules"];
     CODER_PROBLEM_TEST = "coder_problem_test" ["test", "message"];
     CODER_PROBLEM_DIAGNOSTIC = "coder_problem_diagnostic" ["path", "line", "message"];
-    CODER_FEEDBACK = "coder_feedback" ["attempt", "error", "path"];
+    CODER_FEEDBACK = "coder_feedback" ["attempt", "error"];
+    CODER_FOCUS = "coder_focus" ["name", "path", "lines"];
     CODER_HINT = "coder_hint" ["hints"];
     CODER_OTHER_APPROACH = "coder_other_approach" ["failed"];
     EDIT_FORMAT_WHOLE_SYMBOL = "edit_format_whole_symbol" ["language"];

@@ -302,7 +302,13 @@ pub fn apply_symbol_edits(
         }
     }
     let Some(anchor) = first_matched else {
-        let names: Vec<String> = tops.iter().map(|&i| snippet.symbols[i].name.clone()).collect();
+        let mut names: Vec<String> = Vec::new();
+        for &i in &tops {
+            // A rambling reply repeats one name many times; name each once.
+            if !names.contains(&snippet.symbols[i].name) {
+                names.push(snippet.symbols[i].name.clone());
+            }
+        }
         let found = names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ");
         return Err(EditError::UnknownSymbol {
             path: path.to_string(),

@@ -7,6 +7,7 @@
 mod code_tokens;
 mod incremental;
 mod lang;
+mod module_values;
 mod parse;
 mod references;
 mod symbols;
@@ -14,6 +15,7 @@ mod symbols;
 pub use code_tokens::code_tokens;
 pub use incremental::{parse_rope, IncrementalTree};
 pub use lang::{language_by_name, language_for_path, LanguageSpec, LANGUAGES};
+pub use module_values::{module_values, ModuleValue};
 pub use parse::{parse, syntax_errors, SyntaxError, SyntaxParser};
 pub use references::{extract_references, Reference, ReferenceKind};
 pub use symbols::{extract_symbols, Symbol, SymbolKind};

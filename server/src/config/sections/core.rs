@@ -198,6 +198,8 @@ pub struct BudgetConfig {
     pub related_symbols: u32,
     /// Calls followed from the failing test to related definitions in other files.
     pub related_hops: u32,
+    /// Lines of one module-level value (test data) shown with the failing test at most.
+    pub test_value_lines: u32,
 }
 
 impl BudgetConfig {
@@ -271,6 +273,8 @@ pub struct RuntimeConfig {
     pub retry_temperature_max: f32,
     /// Whether a retry shows the model its previous reply as its own turn.
     pub retry_shows_previous_reply: bool,
+    /// From which attempt the coder is pointed at one suspect definition (0: never).
+    pub focus_from_attempt: u32,
     pub critic: bool,
     pub critic_fallback: String,
     pub rerun_tests_after_apply: bool,

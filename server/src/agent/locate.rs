@@ -1,0 +1,284 @@
+//! Finding the code behind a failure: the failing test's frames and calls
+//! ranked to one definition (see `target.rs`), and the definitions it calls
+//! in other files, which the coder may change too.
+
+use super::coder;
+use super::env::AgentEnv;
+use super::state::{RelatedDefinition, Target, TestSummary};
+use super::target::{called_names, frames_in, names_word, rank_candidates, rank_suspects, Frame};
+use std::path::Path;
+
+/// The enclosing definition (function or method) of 1-based `line` in `path`:
+/// (first line, last line, its source).
+pub fn enclosing_definition(path: &str, text: &str, line: usize) -> Option<(usize, usize, String)> {
+    use crate::syntax::SymbolKind;
+    smallest_enclosing(path, text, line, &[SymbolKind::Function, SymbolKind::Method])
+}
+
+/// The name of the function or method that starts on 1-based `line` of `path`.
+fn definition_name(path: &str, text: &str, line: usize) -> Option<String> {
+    let lang = crate::syntax::language_for_path(Path::new(path))?;
+    let tree = crate::syntax::parse(lang, text)?;
+    let symbols = crate::syntax::extract_symbols(lang, &tree, text.as_bytes());
+    symbols.into_iter().find(|s| s.start.row + 1 == line && !is_holder_kind(s.kind.as_str())).map(|s| s.name)
+}
+
+/// The smallest symbol of one of `kinds` around 1-based `line` in `path`:
+/// (first line, last line, its source).
+fn smallest_enclosing(
+    path: &str,
+    text: &str,
+    line: usize,
+    kinds: &[crate::syntax::SymbolKind],
+) -> Option<(usize, usize, String)> {
+    let lang = crate::syntax::language_for_path(Path::new(path))?;
+    let tree = crate::syntax::parse(lang, text)?;
+    let symbols = crate::syntax::extract_symbols(lang, &tree, text.as_bytes());
+    let row = line.saturating_sub(1);
+    let s = symbols
+        .iter()
+        .filter(|s| kinds.contains(&s.kind))
+        .filter(|s| s.start.row <= row && row <= s.end.row)
+        .min_by_key(|s| s.end.row - s.start.row)?;
+    Some((s.start.row + 1, s.end.row + 1, text[s.byte_range.clone()].to_string()))
+}
+pub fn read_target(env: &AgentEnv, path: &str) -> Result<String, String> {
+    env.sources
+        .read(path)
+        .ok_or_else(|| format!("`{path}` is not a readable text file in the workspace {}", env.paths.root.display()))
+}
+
+/// From a test failure to the code it exercises (see `target.rs`).
+pub fn locate_failure(
+    env: &AgentEnv,
+    baseline: &TestSummary,
+    failure: Option<&crate::sandbox::TestFailure>,
+) -> Option<Target> {
+    let failure = failure?;
+    let excerpt = coder::failure_excerpt(&baseline.output_tail, Some(&failure.test), 400);
+    let frames = frames_in(&excerpt);
+    let failure_frame =
+        (!failure.file.is_empty()).then(|| Frame { path: failure.file.clone(), line: failure.line as usize });
+    let test_text = failure_frame.as_ref().and_then(|f| env.sources.read(&f.path));
+    let test_def = match (&failure_frame, &test_text) {
+        (Some(f), Some(text)) => enclosing_definition(&f.path, text, f.line),
+        _ => None,
+    };
+    // What the failing line calls comes first: that is what the assertion checks.
+    let mut names = match (&failure_frame, &test_text) {
+        (Some(f), Some(text)) => called_names(text.lines().nth(f.line.saturating_sub(1)).unwrap_or("")),
+        _ => Vec::new(),
+    };
+    for n in test_def.as_ref().map(|(_, _, code)| called_names(code)).unwrap_or_default() {
+        if !names.contains(&n) {
+            names.push(n);
+        }
+    }
+    let definitions: Vec<(String, String, usize)> = env.index.with_files(|table| {
+        let mut out = Vec::new();
+        // Functions and methods before classes: the code that runs.
+        for holders in [false, true] {
+            for name in &names {
+                for (path, record) in &table.files {
+                    for s in record.symbols.iter().filter(|s| &s.name == name && is_holder_kind(&s.kind) == holders) {
+                        out.push((name.clone(), path.clone(), s.start_line));
+                    }
+                }
+            }
+        }
+        out
+    });
+    let exists = |p: &str| env.sources.read(p).is_some();
+    let candidates = rank_candidates(&frames, &definitions, failure_frame.as_ref(), &exists);
+    let best = candidates.first()?;
+    let before = env.sources.read(&best.path)?;
+    let enclosing = enclosing_definition(&best.path, &before, best.line).map(|(a, z, _)| (a, z));
+    let (a, z) = enclosing.unwrap_or((best.line, best.line));
+    // Outside any function (a class the test constructs, a struct), what the
+    // whole enclosing type calls, or the whole file's calls, lead to related code.
+    let focus = enclosing
+        .or_else(|| {
+            use crate::syntax::SymbolKind::{Class, Impl, Trait};
+            smallest_enclosing(&best.path, &before, best.line, &[Class, Impl, Trait]).map(|(a, z, _)| (a, z))
+        })
+        .unwrap_or((1, before.lines().count().max(1)));
+    let (related, reached) = related_definitions(env, &best.path, &before, focus, &names);
+    // Without other evidence, the deepest calls first: the entry point a test
+    // names mostly passes values on, and what it calls computes them. Only
+    // code the coder is shown (its file, the related definitions) can be a suspect.
+    let mut reached: Vec<(RelatedDefinition, usize)> =
+        reached.into_iter().filter(|(d, _)| d.path == best.path || related.contains(d)).collect();
+    reached.sort_by_key(|(_, hop)| std::cmp::Reverse(*hop));
+    let entry = enclosing.and_then(|(a, z)| {
+        let name = definition_name(&best.path, &before, a)?;
+        Some(RelatedDefinition { path: best.path.clone(), name, start_line: a, end_line: z })
+    });
+    let suspects = reached.into_iter().map(|(d, _)| d).chain(entry).collect();
+    let suspects = rank_suspects(suspects, &excerpt, &frames);
+    let related_files = related.iter().filter_map(|d| Some((d.path.clone(), env.sources.read(&d.path)?))).collect();
+    let test_source = match (&failure_frame, test_def) {
+        (Some(f), Some((a, z, code))) if f.path != best.path || !(a..=z).contains(&best.line) => {
+            let max_lines = env.config.budget.test_value_lines as usize;
+            let text = test_text.as_deref().unwrap_or("");
+            Some(with_module_values(&f.path, text, (a, z), code, max_lines))
+        }
+        _ => None,
+    };
+    Some(Target {
+        path: best.path.clone(),
+        start_line: a,
+        end_line: z,
+        test: Some(failure.test.clone()),
+        message: failure.message.clone(),
+        test_source,
+        why: best.why.clone(),
+        before,
+        protect_tests: true,
+        related,
+        related_files,
+        suspects,
+        subject: None,
+    })
+}
+
+/// The failing test's location and source, after the module-level values it
+/// uses (its data: without `LOG = [...]` the model cannot tell what the code
+/// gets), each cut to `max_lines` (without a marker: a small model copies
+/// markers into code).
+fn with_module_values(
+    path: &str,
+    text: &str,
+    test: (usize, usize),
+    code: String,
+    max_lines: usize,
+) -> (String, String) {
+    let (a, z) = test;
+    let values: Vec<crate::syntax::ModuleValue> = crate::syntax::language_for_path(Path::new(path))
+        .map(|lang| crate::syntax::module_values(lang, text))
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|v| v.end_line < a && code.lines().any(|l| names_word(l, &v.name)))
+        .collect();
+    if values.is_empty() {
+        return (format!("{path}:{a}-{z}"), code);
+    }
+    let mut shown = String::new();
+    for v in &values {
+        let end = v.end_line.min(v.start_line + max_lines.max(1) - 1);
+        shown.push_str(&lines_of(text, v.start_line, end));
+        shown.push_str("\n\n");
+    }
+    let names: Vec<String> = values.iter().map(|v| format!("`{}`", v.name)).collect();
+    (format!("{path}:{a}-{z}, after {} from the same file", names.join(", ")), format!("{shown}{code}"))
+}
+
+fn is_holder_kind(kind: &str) -> bool {
+    matches!(kind, "class" | "impl" | "struct" | "trait" | "module" | "enum")
+}
+
+/// The 1-based lines `a..=z` of `text`.
+fn lines_of(text: &str, a: usize, z: usize) -> String {
+    text.lines().skip(a.saturating_sub(1)).take((z + 1).saturating_sub(a.max(1))).collect::<Vec<_>>().join("\n")
+}
+
+/// Functions in other files than `path` that the code under test calls: what
+/// the test calls and what the focused code calls, then what those call, breadth
+/// first up to `budget.related_hops` calls deep and `budget.related_symbols` in all.
+/// A bug is often a few calls below the function the test names. Returns those
+/// in other files (shown to the coder), and every definition reached, in
+/// `path` too, with the number of calls it is below the test.
+fn related_definitions(
+    env: &AgentEnv,
+    path: &str,
+    text: &str,
+    focus: (usize, usize),
+    test_calls: &[String],
+) -> (Vec<RelatedDefinition>, Vec<(RelatedDefinition, usize)>) {
+    let limit = env.config.budget.related_symbols as usize;
+    let hops = env.config.budget.related_hops.max(1) as usize;
+    env.index.with_files(|table| {
+        let defs_of = |names: &[String]| -> Vec<RelatedDefinition> {
+            let mut out = Vec::new();
+            for name in names {
+                for (file, record) in &table.files {
+                    if crate::edits::is_test_path(file) {
+                        continue;
+                    }
+                    for s in record.symbols.iter().filter(|s| &s.name == name && !is_holder_kind(&s.kind)) {
+                        out.push(RelatedDefinition {
+                            path: file.clone(),
+                            name: name.clone(),
+                            start_line: s.start_line,
+                            end_line: s.end_line,
+                        });
+                    }
+                }
+            }
+            out
+        };
+        let mut named: Vec<String> = test_calls.to_vec();
+        let mut level: Vec<String> = test_calls.to_vec();
+        for n in called_names(&lines_of(text, focus.0, focus.1)) {
+            if !named.contains(&n) {
+                named.push(n.clone());
+                level.push(n);
+            }
+        }
+        let mut seen: Vec<(String, usize)> = Vec::new();
+        let mut out: Vec<RelatedDefinition> = Vec::new();
+        let mut reached: Vec<(RelatedDefinition, usize)> = Vec::new();
+        for hop in 0..hops {
+            let mut next: Vec<String> = Vec::new();
+            for d in defs_of(&level) {
+                if seen.contains(&(d.path.clone(), d.start_line)) {
+                    continue;
+                }
+                seen.push((d.path.clone(), d.start_line));
+                let body = match d.path == path {
+                    true => lines_of(text, d.start_line, d.end_line),
+                    false => {
+                        env.sources.read(&d.path).map(|t| lines_of(&t, d.start_line, d.end_line)).unwrap_or_default()
+                    }
+                };
+                for n in called_names(&body) {
+                    if !named.contains(&n) {
+                        named.push(n.clone());
+                        next.push(n);
+                    }
+                }
+                reached.push((d.clone(), hop));
+                // The target file is shown itself.
+                if d.path != path {
+                    out.push(d);
+                }
+            }
+            if next.is_empty() || out.len() >= limit {
+                break;
+            }
+            level = next;
+        }
+        out.truncate(limit);
+        (out, reached)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_test_is_shown_after_the_values_it_uses_cut_to_the_limit() {
+        let text = "from calc import add\n\nCASES = [\n    (1, 2, 3),\n    (2, 3, 5),\n    (0, 0, 0),\n]\nOTHER = 1\n\n\ndef test_add():\n    for a, b, want in CASES:\n        assert add(a, b) == want\n";
+        let code = lines_of(text, 11, 13);
+        let (title, shown) = with_module_values("tests/test_calc.py", text, (11, 13), code.clone(), 3);
+        assert_eq!(title, "tests/test_calc.py:11-13, after `CASES` from the same file");
+        assert_eq!(
+            shown,
+            format!("CASES = [\n    (1, 2, 3),\n    (2, 3, 5),\n\n{code}"),
+            "cut to 3 lines, OTHER unused"
+        );
+        let (title, shown) =
+            with_module_values("tests/test_calc.py", "def test_x():\n    pass\n", (1, 2), "x".into(), 3);
+        assert_eq!((title.as_str(), shown.as_str()), ("tests/test_calc.py:1-2", "x"));
+    }
+}
