@@ -161,16 +161,7 @@ fn distinct_complete_definitions(lang: &'static crate::syntax::LanguageSpec, cod
     let tops: Vec<crate::syntax::Symbol> = definitions(lang, code).into_iter().filter(|s| s.parent.is_none()).collect();
     let Some(first) = tops.first() else { return code.to_string() };
     let lines: Vec<&str> = code.lines().collect();
-    let start_of = |row: usize| {
-        let mut a = row;
-        while a > 0 && {
-            let above = lines[a - 1].trim_start();
-            above.starts_with('@') || above.starts_with("#[")
-        } {
-            a -= 1;
-        }
-        a
-    };
+    let start_of = |row: usize| first_line_with_attributes(&lines, row);
     let mut out = vec![lines[..start_of(first.start.row)].join("\n").trim_end().to_string()];
     let mut seen: Vec<&str> = Vec::new();
     for s in &tops {
@@ -183,6 +174,19 @@ fn distinct_complete_definitions(lang: &'static crate::syntax::LanguageSpec, cod
     }
     out.retain(|p| !p.is_empty());
     out.join("\n\n\n")
+}
+
+/// The 0-based row where the definition on `row` of `lines` starts once the
+/// decorators or attributes directly above it (`@pytest.mark...`, `#[test]`) are counted.
+fn first_line_with_attributes(lines: &[&str], row: usize) -> usize {
+    let mut first = row;
+    while first > 0 && {
+        let above = lines[first - 1].trim_start();
+        above.starts_with('@') || above.starts_with("#[")
+    } {
+        first -= 1;
+    }
+    first
 }
 
 /// Checks that `after` only adds tests to `path`: at least one new test
@@ -274,13 +278,7 @@ fn remove_definitions(path: &str, text: &str, names: &[String]) -> Option<String
     let lines: Vec<&str> = text.lines().collect();
     let mut drop = vec![false; lines.len()];
     for d in &defs {
-        let mut first = d.start.row;
-        while first > 0 && {
-            let above = lines[first - 1].trim_start();
-            above.starts_with('@') || above.starts_with("#[")
-        } {
-            first -= 1;
-        }
+        let first = first_line_with_attributes(&lines, d.start.row);
         for flag in drop.iter_mut().take(d.end.row + 1).skip(first) {
             *flag = true;
         }
@@ -358,21 +356,7 @@ mod tests {
     fn failing_new_tests_are_left_out_when_others_pass() {
         let before = "from shop import f\n\n\ndef test_a():\n    assert f(1) == 1\n";
         let after = format!("{before}\n\n@pytest.mark.slow\ndef test_b():\n    assert f(2) == 3\n\n\ndef test_c():\n    assert f(3) == 3\n");
-        let target = Target {
-            path: "tests/test_f.py".into(),
-            start_line: 1,
-            end_line: 5,
-            test: None,
-            message: String::new(),
-            test_source: None,
-            why: String::new(),
-            before: before.into(),
-            protect_tests: false,
-            related: Vec::new(),
-            related_files: Default::default(),
-            suspects: Vec::new(),
-            subject: None,
-        };
+        let target = Target { path: "tests/test_f.py".into(), before: before.into(), ..Default::default() };
         let summary = |failing: &[&str]| TestSummary {
             available: true,
             passed: failing.is_empty(),

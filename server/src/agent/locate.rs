@@ -8,40 +8,46 @@ use super::state::{RelatedDefinition, Target, TestSummary};
 use super::target::{called_names, frames_in, names_word, rank_candidates, rank_suspects, Frame};
 use std::path::Path;
 
-/// The enclosing definition (function or method) of 1-based `line` in `path`:
-/// (first line, last line, its source).
-pub fn enclosing_definition(path: &str, text: &str, line: usize) -> Option<(usize, usize, String)> {
+/// A definition around a line: its 1-based first and last lines, name and source.
+pub struct Enclosing {
+    pub start_line: usize,
+    pub end_line: usize,
+    pub name: String,
+    pub code: String,
+}
+
+impl Enclosing {
+    /// Its first and last lines.
+    pub fn lines(&self) -> (usize, usize) {
+        (self.start_line, self.end_line)
+    }
+}
+
+/// The enclosing definition (function or method) of 1-based `line` in `path`.
+pub fn enclosing_definition(path: &str, text: &str, line: usize) -> Option<Enclosing> {
     use crate::syntax::SymbolKind;
     smallest_enclosing(path, text, line, &[SymbolKind::Function, SymbolKind::Method])
 }
 
-/// The name of the function or method that starts on 1-based `line` of `path`.
-fn definition_name(path: &str, text: &str, line: usize) -> Option<String> {
-    let lang = crate::syntax::language_for_path(Path::new(path))?;
-    let tree = crate::syntax::parse(lang, text)?;
-    let symbols = crate::syntax::extract_symbols(lang, &tree, text.as_bytes());
-    symbols.into_iter().find(|s| s.start.row + 1 == line && !is_holder_kind(s.kind.as_str())).map(|s| s.name)
-}
-
-/// The smallest symbol of one of `kinds` around 1-based `line` in `path`:
-/// (first line, last line, its source).
-fn smallest_enclosing(
-    path: &str,
-    text: &str,
-    line: usize,
-    kinds: &[crate::syntax::SymbolKind],
-) -> Option<(usize, usize, String)> {
+/// The smallest symbol of one of `kinds` around 1-based `line` in `path`.
+fn smallest_enclosing(path: &str, text: &str, line: usize, kinds: &[crate::syntax::SymbolKind]) -> Option<Enclosing> {
     let lang = crate::syntax::language_for_path(Path::new(path))?;
     let tree = crate::syntax::parse(lang, text)?;
     let symbols = crate::syntax::extract_symbols(lang, &tree, text.as_bytes());
     let row = line.saturating_sub(1);
     let s = symbols
-        .iter()
+        .into_iter()
         .filter(|s| kinds.contains(&s.kind))
         .filter(|s| s.start.row <= row && row <= s.end.row)
         .min_by_key(|s| s.end.row - s.start.row)?;
-    Some((s.start.row + 1, s.end.row + 1, text[s.byte_range.clone()].to_string()))
+    Some(Enclosing {
+        start_line: s.start.row + 1,
+        end_line: s.end.row + 1,
+        code: text[s.byte_range.clone()].to_string(),
+        name: s.name,
+    })
 }
+
 pub fn read_target(env: &AgentEnv, path: &str) -> Result<String, String> {
     env.sources
         .read(path)
@@ -69,7 +75,7 @@ pub fn locate_failure(
         (Some(f), Some(text)) => called_names(text.lines().nth(f.line.saturating_sub(1)).unwrap_or("")),
         _ => Vec::new(),
     };
-    for n in test_def.as_ref().map(|(_, _, code)| called_names(code)).unwrap_or_default() {
+    for n in test_def.as_ref().map(|d| called_names(&d.code)).unwrap_or_default() {
         if !names.contains(&n) {
             names.push(n);
         }
@@ -92,14 +98,16 @@ pub fn locate_failure(
     let candidates = rank_candidates(&frames, &definitions, failure_frame.as_ref(), &exists);
     let best = candidates.first()?;
     let before = env.sources.read(&best.path)?;
-    let enclosing = enclosing_definition(&best.path, &before, best.line).map(|(a, z, _)| (a, z));
-    let (a, z) = enclosing.unwrap_or((best.line, best.line));
+    let enclosing = enclosing_definition(&best.path, &before, best.line);
+    let (a, z) = enclosing.as_ref().map(Enclosing::lines).unwrap_or((best.line, best.line));
     // Outside any function (a class the test constructs, a struct), what the
     // whole enclosing type calls, or the whole file's calls, lead to related code.
     let focus = enclosing
+        .as_ref()
+        .map(Enclosing::lines)
         .or_else(|| {
             use crate::syntax::SymbolKind::{Class, Impl, Trait};
-            smallest_enclosing(&best.path, &before, best.line, &[Class, Impl, Trait]).map(|(a, z, _)| (a, z))
+            smallest_enclosing(&best.path, &before, best.line, &[Class, Impl, Trait]).as_ref().map(Enclosing::lines)
         })
         .unwrap_or((1, before.lines().count().max(1)));
     let (related, reached) = related_definitions(env, &best.path, &before, focus, &names);
@@ -109,18 +117,20 @@ pub fn locate_failure(
     let mut reached: Vec<(RelatedDefinition, usize)> =
         reached.into_iter().filter(|(d, _)| d.path == best.path || related.contains(d)).collect();
     reached.sort_by_key(|(_, hop)| std::cmp::Reverse(*hop));
-    let entry = enclosing.and_then(|(a, z)| {
-        let name = definition_name(&best.path, &before, a)?;
-        Some(RelatedDefinition { path: best.path.clone(), name, start_line: a, end_line: z })
+    let entry = enclosing.map(|d| RelatedDefinition {
+        path: best.path.clone(),
+        name: d.name,
+        start_line: d.start_line,
+        end_line: d.end_line,
     });
     let suspects = reached.into_iter().map(|(d, _)| d).chain(entry).collect();
     let suspects = rank_suspects(suspects, &excerpt, &frames);
     let related_files = related.iter().filter_map(|d| Some((d.path.clone(), env.sources.read(&d.path)?))).collect();
     let test_source = match (&failure_frame, test_def) {
-        (Some(f), Some((a, z, code))) if f.path != best.path || !(a..=z).contains(&best.line) => {
+        (Some(f), Some(d)) if f.path != best.path || !(d.start_line..=d.end_line).contains(&best.line) => {
             let max_lines = env.config.budget.test_value_lines as usize;
             let text = test_text.as_deref().unwrap_or("");
-            Some(with_module_values(&f.path, text, (a, z), code, max_lines))
+            Some(with_module_values(&f.path, text, d.lines(), d.code, max_lines))
         }
         _ => None,
     };

@@ -65,7 +65,7 @@ impl TestSummary {
 }
 
 /// The one file a coder call edits, and why.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Target {
     /// Workspace-relative path of the file to edit.
     pub path: String,

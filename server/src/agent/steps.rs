@@ -124,7 +124,7 @@ pub async fn locate(env: &AgentEnv, task: &mut Task) -> Result<StepEnd, AgentErr
             } else {
                 read_target(env, &loc.path).map(|before| {
                     let (a, z) = enclosing_definition(&loc.path, &before, loc.focus())
-                        .map(|(a, z, _)| (a, z))
+                        .map(|d| d.lines())
                         .unwrap_or((loc.focus(), loc.end_line.max(loc.focus())));
                     Target {
                         path: loc.path.clone(),

@@ -438,48 +438,41 @@ async fn the_second_bug_of_a_kind_finds_the_first_ones_memory() {
     );
 }
 
-#[tokio::test]
-async fn an_edit_request_changes_the_named_lines_and_keeps_tests_green() {
+/// `calc.py` with its bug fixed (only the requested edit changes it), and no critic.
+fn fixed_calc(script: Vec<Script>) -> Workspace {
     let mut cfg = config();
     cfg.runtime.critic = false;
     let fixed = CALC.replace("a - b", "a + b");
-    let ws = workspace_with(
-        &[("calc.py", &fixed), ("test_calc.py", TESTS)],
-        cfg,
-        vec![reply("```python\ndef mul(a, b):\n    \"\"\"The product of a and b.\"\"\"\n    return a * b\n```")],
-        None,
-    );
-    let request = AgentRequest::Edit {
+    workspace_with(&[("calc.py", &fixed), ("test_calc.py", TESTS)], cfg, script, None)
+}
+
+/// "add a docstring" to `mul` (calc.py:5-6).
+fn docstring_request(comments_only: bool) -> AgentRequest {
+    AgentRequest::Edit {
         target: Location::parse("calc.py:5-6").unwrap(),
         instruction: "add a docstring".into(),
-        comments_only: false,
-    };
-    let (_, report) = run(&ws, request).await;
+        comments_only,
+    }
+}
+
+#[tokio::test]
+async fn an_edit_request_changes_the_named_lines_and_keeps_tests_green() {
+    let ws = fixed_calc(vec![reply(
+        "```python\ndef mul(a, b):\n    \"\"\"The product of a and b.\"\"\"\n    return a * b\n```",
+    )]);
+    let (_, report) = run(&ws, docstring_request(false)).await;
     assert_eq!(report.status, ReportStatus::Patched, "{report:#?}");
     assert!(report.diff.contains("+    \"\"\"The product of a and b.\"\"\""), "{}", report.diff);
 }
 
 #[tokio::test]
 async fn a_documentation_edit_keeps_the_code_and_leaves_out_invented_functions() {
-    let mut cfg = config();
-    cfg.runtime.critic = false;
-    let fixed = CALC.replace("a - b", "a + b");
     // First reply: a documented `mul` whose code changed; second: an invented helper
     // around a `mul` documented with its code as it was.
     let changed = "```python\ndef mul(a, b):\n    \"\"\"The product.\"\"\"\n    return b * a\n```";
     let invented = "```python\ndef helper(x):\n    return x\n\n\ndef mul(a, b):\n    \"\"\"The product of a and b.\"\"\"\n    return a * b\n```";
-    let ws = workspace_with(
-        &[("calc.py", &fixed), ("test_calc.py", TESTS)],
-        cfg,
-        vec![reply(changed), reply(invented)],
-        None,
-    );
-    let request = AgentRequest::Edit {
-        target: Location::parse("calc.py:5-6").unwrap(),
-        instruction: "add a docstring".into(),
-        comments_only: true,
-    };
-    let (_, report) = run(&ws, request).await;
+    let ws = fixed_calc(vec![reply(changed), reply(invented)]);
+    let (_, report) = run(&ws, docstring_request(true)).await;
     assert_eq!(report.status, ReportStatus::Patched, "{report:#?}");
     assert!(report.diff.contains("+    \"\"\"The product of a and b.\"\"\""), "{}", report.diff);
     assert!(!report.diff.contains("helper"), "the invented function is left out:\n{}", report.diff);
