@@ -233,7 +233,7 @@ def run_task(task_dir, meta, args, work_root, out_dir, env_base):
         "--chat-history-file", str(transcript),
         "--input-history-file", str(work_root / task_id / "input.history"),
         "--load", str(load_file),
-        "--message", MESSAGE,
+        "--message", f"{MESSAGE} {meta['description']}" if args.describe else MESSAGE,
         *meta["bug_files"],
     ]
     log(f"{task_id}: running aider ({args.model})")
@@ -370,6 +370,8 @@ def main():
     parser.add_argument("--ctx", type=int, default=8192, help="the server's context window per request")
     parser.add_argument("--out", help="results JSON (default: /tmp/bench-aider/<model>/results.json)")
     parser.add_argument("--keep", action="store_true", help="keep the working copies")
+    parser.add_argument("--describe", action="store_true",
+                        help="add the task's description (the user's words) to the message")
     parser.add_argument("--merge", nargs="+", metavar="RESULTS_JSON",
                         help="no run: recompute the figures of earlier runs (from the call logs beside "
                              "each results file) and combine them into --out")

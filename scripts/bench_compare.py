@@ -63,7 +63,7 @@ def calls(log_path):
     return [json.loads(l) for l in log_path.read_text().splitlines() if l.strip()]
 
 
-def run_tinycoder(binary, task, model, fmt, url, out_dir):
+def run_tinycoder(binary, task, model, fmt, url, out_dir, describe):
     result = out_dir / f"tinycoder-{task}.json"
     env = {**os.environ, "TINYCODER_BACKEND__KIND": "openai", "TINYCODER_BACKEND__URL": url, "RUST_LOG": "warn"}
     home = tempfile.mkdtemp(prefix="bench-tc-")
@@ -72,6 +72,8 @@ def run_tinycoder(binary, task, model, fmt, url, out_dir):
     args = [binary, "bench", "fix", str(CORPUS / task), "--model", model, "--json", str(result)]
     if fmt:
         args += ["--format", fmt]
+    if describe:
+        args.append("--describe")
     t0 = time.time()
     subprocess.run(args, env=env, cwd=home, stdout=subprocess.DEVNULL)
     data = json.loads(result.read_text())[0] if result.exists() else {"fixed": False, "failure": "no result"}
@@ -79,10 +81,10 @@ def run_tinycoder(binary, task, model, fmt, url, out_dir):
     return data
 
 
-def run_aider(task, model, url, out_dir):
+def run_aider(task, model, url, out_dir, describe):
     result = out_dir / f"aider-{task}.json"
     subprocess.run([str(ROOT / "scripts" / "bench_aider.sh"), "--model", model, "--tasks", task, "--upstream", url,
-                    "--out", str(result)], stdout=subprocess.DEVNULL)
+                    "--out", str(result)] + (["--describe"] if describe else []), stdout=subprocess.DEVNULL)
     if not result.exists():
         return {"fixed": False, "failure": "no result"}
     data = json.loads(result.read_text())
@@ -115,6 +117,8 @@ def main():
     ap.add_argument("--upstream", default="http://127.0.0.1:8080")
     ap.add_argument("--skip-aider", action="store_true")
     ap.add_argument("--format", default="")
+    ap.add_argument("--describe", action="store_true",
+                    help="give both agents each task's description as the user's words")
     a = ap.parse_args()
     out_dir = Path(a.out)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -123,14 +127,14 @@ def main():
     for task in tasks:
         log = out_dir / f"tinycoder-{task}.calls.jsonl"
         log.unlink(missing_ok=True)
-        tc = with_proxy(a.upstream, log, lambda url: run_tinycoder(a.tinycoder, task, a.model, a.format, url, out_dir))
+        tc = with_proxy(a.upstream, log, lambda url: run_tinycoder(a.tinycoder, task, a.model, a.format, url, out_dir, a.describe))
         c = [x for x in calls(log) if not x.get("aborted")]
         rows["tinycoder"].append({"task": task, "fixed": bool(tc.get("fixed")), "calls": len(c),
                                   "prompt_tokens": [x.get("prompt_tokens") or 0 for x in c],
                                   "seconds": tc.get("seconds", tc.get("wall_s", 0))})
         print(f"{task}: tinycoder {'FIXED' if tc.get('fixed') else 'not fixed'} ({len(c)} calls, {tc.get('seconds', 0):.0f} s)", flush=True)
         if not a.skip_aider:
-            ad = run_aider(task, a.model, a.upstream, out_dir)
+            ad = run_aider(task, a.model, a.upstream, out_dir, a.describe)
             ac = [x for x in calls(out_dir / f"{task}.calls.jsonl") if x.get("prompt_tokens") is not None]
             rows["aider"].append({"task": task, "fixed": bool(ad.get("fixed")), "calls": ad.get("calls", len(ac)),
                                   "prompt_tokens": [x["prompt_tokens"] for x in ac], "seconds": ad.get("seconds", 0),

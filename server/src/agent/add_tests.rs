@@ -116,6 +116,7 @@ pub fn tests_target(env: &AgentEnv, loc: &Location, test_file: Option<&str>) -> 
         related_files: Default::default(),
         suspects: Vec::new(),
         subject: Some((shown, subject.code)),
+        reported: None,
     })
 }
 

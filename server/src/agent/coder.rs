@@ -85,6 +85,12 @@ pub fn request_text(
                     )?
                 }
             };
+            let problem = match &target.reported {
+                Some(report) => {
+                    format!("{problem}\n{}", prompts.render(PromptId::CODER_USER_REPORT, &[("report", report)])?)
+                }
+                None => problem,
+            };
             // Code the failing code calls in other files is shown and may be changed by name; say so,
             // or the model takes the target file's own definition as the only place a fix can go.
             let callees: Vec<String> = target
@@ -166,7 +172,14 @@ pub fn evidence(target: &Target, baseline: Option<&TestSummary>, max_lines: usiz
         let code: Vec<&str> = text.lines().skip(d.start_line.saturating_sub(1)).take(count).collect();
         out.push(ContextSection {
             kind: SectionKind::Evidence,
-            title: format!("{}:{}-{} (`{}`, called by the code under test):", d.path, d.start_line, d.end_line, d.name),
+            title: format!(
+                "{}:{}-{} (`{}`, {}):",
+                d.path,
+                d.start_line,
+                d.end_line,
+                d.name,
+                if d.raises { "where the failure's message is written" } else { "called by the code under test" }
+            ),
             text: format!("```{}\n{}\n```", language_of(&d.path), code.join("\n")),
             tokens: 0,
         });

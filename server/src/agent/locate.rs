@@ -5,7 +5,9 @@
 use super::coder;
 use super::env::AgentEnv;
 use super::state::{RelatedDefinition, Target, TestSummary};
-use super::target::{called_names, frames_in, names_word, rank_candidates, rank_suspects, Frame};
+use super::target::{
+    called_names, frames_in, message_body, names_word, rank_candidates, rank_suspects, writes_message, Candidate, Frame,
+};
 use std::path::Path;
 
 /// A definition around a line: its 1-based first and last lines, name and source.
@@ -54,17 +56,18 @@ pub fn read_target(env: &AgentEnv, path: &str) -> Result<String, String> {
         .ok_or_else(|| format!("`{path}` is not a readable text file in the workspace {}", env.paths.root.display()))
 }
 
-/// From a test failure to the code it exercises (see `target.rs`).
+/// From a test failure to the code it exercises (see `target.rs`); `reported`
+/// is the user's own description of the problem, if any.
 pub fn locate_failure(
     env: &AgentEnv,
     baseline: &TestSummary,
     failure: Option<&crate::sandbox::TestFailure>,
+    reported: Option<&str>,
 ) -> Option<Target> {
     let failure = failure?;
     let excerpt = coder::failure_excerpt(&baseline.output_tail, Some(&failure.test), 400);
     let frames = frames_in(&excerpt);
-    let failure_frame =
-        (!failure.file.is_empty()).then(|| Frame { path: failure.file.clone(), line: failure.line as usize });
+    let failure_frame = test_frame(failure, &frames);
     let test_text = failure_frame.as_ref().and_then(|f| env.sources.read(&f.path));
     let test_def = match (&failure_frame, &test_text) {
         (Some(f), Some(text)) => enclosing_definition(&f.path, text, f.line),
@@ -95,7 +98,14 @@ pub fn locate_failure(
         out
     });
     let exists = |p: &str| env.sources.read(p).is_some();
-    let candidates = rank_candidates(&frames, &definitions, failure_frame.as_ref(), &exists);
+    let raisers = raising_definitions(env, &failure.message);
+    let mut candidates = rank_candidates(&frames, &definitions, failure_frame.as_ref(), &exists);
+    // The code that wrote the message raised the error: stronger than any frame,
+    // which may stop above it (`raise ... from None`, an error passed up as a value).
+    if let Some(r) = raisers.first() {
+        let why = format!("the failure's message is written in `{}` at {}:{}", r.name, r.path, r.start_line);
+        candidates.insert(0, Candidate { path: r.path.clone(), line: r.start_line, why });
+    }
     let best = candidates.first()?;
     let before = env.sources.read(&best.path)?;
     let enclosing = enclosing_definition(&best.path, &before, best.line);
@@ -110,7 +120,11 @@ pub fn locate_failure(
             smallest_enclosing(&best.path, &before, best.line, &[Class, Impl, Trait]).as_ref().map(Enclosing::lines)
         })
         .unwrap_or((1, before.lines().count().max(1)));
-    let (related, reached) = related_definitions(env, &best.path, &before, focus, &names);
+    let (mut related, reached) = related_definitions(env, &best.path, &before, focus, &names);
+    for r in raisers.iter().rev().filter(|r| r.path != best.path) {
+        related.retain(|d| (&d.path, d.start_line) != (&r.path, r.start_line));
+        related.insert(0, r.clone());
+    }
     // Without other evidence, the deepest calls first: the entry point a test
     // names mostly passes values on, and what it calls computes them. Only
     // code the coder is shown (its file, the related definitions) can be a suspect.
@@ -122,9 +136,14 @@ pub fn locate_failure(
         name: d.name,
         start_line: d.start_line,
         end_line: d.end_line,
+        raises: false,
     });
     let suspects = reached.into_iter().map(|(d, _)| d).chain(entry).collect();
-    let suspects = rank_suspects(suspects, &excerpt, &frames);
+    let mut suspects = rank_suspects(suspects, &excerpt, &frames);
+    for r in raisers.iter().rev() {
+        suspects.retain(|d| (&d.path, d.start_line) != (&r.path, r.start_line));
+        suspects.insert(0, r.clone());
+    }
     let related_files = related.iter().filter_map(|d| Some((d.path.clone(), env.sources.read(&d.path)?))).collect();
     let test_source = match (&failure_frame, test_def) {
         (Some(f), Some(d)) if f.path != best.path || !(d.start_line..=d.end_line).contains(&best.line) => {
@@ -148,7 +167,59 @@ pub fn locate_failure(
         related_files,
         suspects,
         subject: None,
+        reported: reported.map(str::trim).filter(|r| !r.is_empty()).map(String::from),
     })
+}
+
+/// Where the failing test itself stands: the innermost frame in the test's own
+/// file (pytest names it first in the test id), else the failure's location.
+/// The failure's location alone can be the code the error was raised in.
+fn test_frame(failure: &crate::sandbox::TestFailure, frames: &[Frame]) -> Option<Frame> {
+    let own_file = failure.test.split("::").next().filter(|f| f.ends_with(".py") || f.ends_with(".rs"));
+    own_file.filter(|f| *f != failure.file).and_then(|f| frames.iter().rev().find(|fr| fr.path == f).cloned()).or_else(
+        || (!failure.file.is_empty()).then(|| Frame { path: failure.file.clone(), line: failure.line as usize }),
+    )
+}
+
+/// Definitions outside the tests that write (part of) `message` in a string
+/// literal, found among the index's hits for it: where the error was raised,
+/// also when the traceback does not show it.
+fn raising_definitions(env: &AgentEnv, message: &str) -> Vec<RelatedDefinition> {
+    let budget = &env.config.budget;
+    let body = message_body(message);
+    if body.is_empty() {
+        return Vec::new();
+    }
+    let hits = match env.index.search(body, budget.message_search_hits as usize) {
+        Ok(h) => h,
+        Err(e) => {
+            tracing::debug!("searching the failure's message: {e}");
+            return Vec::new();
+        }
+    };
+    let mut found: Vec<(usize, RelatedDefinition)> = hits
+        .into_iter()
+        .filter(|h| !h.is_test && !crate::edits::is_test_path(&h.path) && !h.symbol.is_empty())
+        .filter(|h| matches!(h.kind.as_str(), "function" | "method"))
+        .filter_map(|h| {
+            let at = writes_message(&h.body, message, budget.message_piece_chars as usize)?;
+            // A chunk can be part of a long definition: show the whole one.
+            let d = enclosing_definition(&h.path, &env.sources.read(&h.path)?, h.start_line)?;
+            let def = RelatedDefinition {
+                path: h.path,
+                name: d.name,
+                start_line: d.start_line,
+                end_line: d.end_line,
+                raises: true,
+            };
+            Some((at, def))
+        })
+        .collect();
+    // A wrapped error puts the inner one's text last ("key from env: not a
+    // boolean"): the piece latest in the message is the innermost raise.
+    found.sort_by_key(|(at, _)| std::cmp::Reverse(*at));
+    found.dedup_by(|a, b| (&a.1.path, a.1.start_line) == (&b.1.path, b.1.start_line));
+    found.into_iter().map(|(_, d)| d).collect()
 }
 
 /// The failing test's location and source, after the module-level values it
@@ -220,6 +291,7 @@ fn related_definitions(
                             name: name.clone(),
                             start_line: s.start_line,
                             end_line: s.end_line,
+                            raises: false,
                         });
                     }
                 }
@@ -290,5 +362,25 @@ mod tests {
         let (title, shown) =
             with_module_values("tests/test_calc.py", "def test_x():\n    pass\n", (1, 2), "x".into(), 3);
         assert_eq!((title.as_str(), shown.as_str()), ("tests/test_calc.py:1-2", "x"));
+    }
+
+    #[test]
+    fn the_tests_own_frame_comes_before_the_place_the_error_was_raised() {
+        use crate::sandbox::TestFailure;
+        let failure = TestFailure {
+            file: "app/loader.py".into(),
+            line: 81,
+            test: "tests/test_loader.py::test_debug[True]".into(),
+            message: "boom".into(),
+        };
+        let frames = vec![
+            Frame { path: "tests/test_loader.py".into(), line: 35 },
+            Frame { path: "app/loader.py".into(), line: 102 },
+            Frame { path: "app/loader.py".into(), line: 81 },
+        ];
+        assert_eq!(test_frame(&failure, &frames), Some(Frame { path: "tests/test_loader.py".into(), line: 35 }));
+        // Without the test's file among the frames (a Rust test id), the failure's location.
+        let rust = TestFailure { test: "tests::parses".into(), file: "src/lib.rs".into(), line: 9, ..failure };
+        assert_eq!(test_frame(&rust, &frames), Some(Frame { path: "src/lib.rs".into(), line: 9 }));
     }
 }

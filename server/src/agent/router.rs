@@ -162,6 +162,7 @@ mod tests {
             related_files: Default::default(),
             suspects: Vec::new(),
             subject: None,
+            reported: None,
         }
     }
 

@@ -97,6 +97,9 @@ pub struct Target {
     /// Code from another file the request is about (location, source), shown and never edited.
     #[serde(default)]
     pub subject: Option<(String, String)>,
+    /// The user's own words about the problem (`fix --message`), shown beside the failure.
+    #[serde(default)]
+    pub reported: Option<String>,
 }
 
 impl Target {
@@ -125,6 +128,9 @@ pub struct RelatedDefinition {
     /// 1-based inclusive.
     pub start_line: usize,
     pub end_line: usize,
+    /// Whether its string literal makes up the failure's message (it raised the error).
+    #[serde(default)]
+    pub raises: bool,
 }
 
 /// How one coder attempt ended.

@@ -112,6 +112,7 @@ pub async fn locate(env: &AgentEnv, task: &mut Task) -> Result<StepEnd, AgentErr
                 related_files: Default::default(),
                 suspects: Vec::new(),
                 subject: None,
+                reported: None,
             }
         }),
         AgentRequest::Fix { target: Some(loc), message, from_tests } => {
@@ -119,7 +120,7 @@ pub async fn locate(env: &AgentEnv, task: &mut Task) -> Result<StepEnd, AgentErr
             let failure =
                 baseline.failures.iter().find(|f| f.file == loc.path && f.line as usize == loc.focus()).cloned();
             if *from_tests && failure.is_some() {
-                Ok(locate_failure(env, &baseline, failure.as_ref()))
+                Ok(locate_failure(env, &baseline, failure.as_ref(), message.as_deref()))
                     .and_then(|t| t.ok_or_else(|| format!("could not find the code behind the failing test at {loc}")))
             } else {
                 read_target(env, &loc.path).map(|before| {
@@ -143,6 +144,7 @@ pub async fn locate(env: &AgentEnv, task: &mut Task) -> Result<StepEnd, AgentErr
                         related_files: Default::default(),
                         suspects: Vec::new(),
                         subject: None,
+                        reported: None,
                     }
                 })
             }
@@ -150,10 +152,10 @@ pub async fn locate(env: &AgentEnv, task: &mut Task) -> Result<StepEnd, AgentErr
         AgentRequest::AddTests { target, test_file } => {
             super::add_tests::tests_target(env, target, test_file.as_deref())
         }
-        AgentRequest::Fix { target: None, .. } => {
+        AgentRequest::Fix { target: None, message, .. } => {
             let baseline = task.progress.baseline.clone().unwrap_or_default();
             let first = baseline.failures.iter().find(|f| !f.file.is_empty()).or(baseline.failures.first()).cloned();
-            locate_failure(env, &baseline, first.as_ref()).ok_or_else(|| {
+            locate_failure(env, &baseline, first.as_ref(), message.as_deref()).ok_or_else(|| {
                 format!(
                     "could not find the code behind the failing tests ({}); name the file: `tinycoder fix FILE:LINE`",
                     baseline.headline()

@@ -16,6 +16,16 @@ static PATH_LINE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?m)(?:^|[\s(])(/?(?:[\w.-]+/)*[\w.-]+\.(?:py|rs)):(\d+)(?::\d+)?").expect("valid regex")
 });
 static CALL: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"([A-Za-z_][A-Za-z0-9_]*)\s*[(!]").expect("valid regex"));
+static STRING_LITERAL: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r#""((?:[^"\\\n]|\\.)*)"|'((?:[^'\\\n]|\\.)*)'"#).expect("valid regex"));
+static PLACEHOLDER: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\{[^{}]*\}|%[-+ #0-9.]*[sdifrxXeEgGc]|\\.").expect("valid regex"));
+static ERROR_TYPE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"^[A-Za-z_][\w.]*(?:Error|Exception|Warning|Failure)\w*:\s*").expect("valid regex"));
+static ERROR_SITE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"\braise\b|\b(?:panic|bail|anyhow|unreachable|assert\w*)!|\bErr\(|\.expect\(|\w(?:Error|Exception)\(")
+        .expect("valid regex")
+});
 static TYPE_USE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\b([A-Z][A-Za-z0-9_]*)\b").expect("valid regex"));
 
 /// Names a test calls that are never the code under test (language builtins and test helpers).
@@ -114,6 +124,45 @@ pub fn called_names(code: &str) -> Vec<String> {
         }
     }
     out
+}
+
+/// The fixed pieces of the string literals in `code`: their text split at
+/// placeholders (`{…}`, `%s`) and escapes, trimmed, each at least `min_chars` long.
+pub fn literal_pieces(code: &str, min_chars: usize) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for c in STRING_LITERAL.captures_iter(code) {
+        let body = c.get(1).or_else(|| c.get(2)).map(|m| m.as_str()).unwrap_or("");
+        for piece in PLACEHOLDER.split(body) {
+            let piece = piece.trim();
+            if piece.chars().count() >= min_chars.max(1) && !out.iter().any(|p| p == piece) {
+                out.push(piece.to_string());
+            }
+        }
+    }
+    out
+}
+
+/// A failure's message without the error type in front (`pkg.mod.ConfigError: `):
+/// the words the code wrote, to search for.
+pub fn message_body(message: &str) -> &str {
+    let m = message.trim();
+    ERROR_TYPE.find(m).map(|t| &m[t.end()..]).unwrap_or(m)
+}
+
+/// Where in `message` a line of `code` that raises an error (`raise`,
+/// `panic!`, `Err(…)`, an `…Error(` constructor) writes a string literal's
+/// piece: the latest byte offset of such a piece in the message. Literals
+/// elsewhere (a dictionary key that happens to be a word of the message) do
+/// not count.
+pub fn writes_message(code: &str, message: &str, min_chars: usize) -> Option<usize> {
+    if message.is_empty() {
+        return None;
+    }
+    code.lines()
+        .filter(|l| ERROR_SITE.is_match(l))
+        .flat_map(|l| literal_pieces(l, min_chars))
+        .filter_map(|p| message.rfind(p.as_str()))
+        .max()
 }
 
 /// A candidate file to edit, with the line to focus on and why.
@@ -264,7 +313,7 @@ E   decimal.InvalidOperation
     }
 
     fn def(path: &str, name: &str, a: usize, z: usize) -> RelatedDefinition {
-        RelatedDefinition { path: path.into(), name: name.into(), start_line: a, end_line: z }
+        RelatedDefinition { path: path.into(), name: name.into(), start_line: a, end_line: z, raises: false }
     }
 
     #[test]
@@ -293,5 +342,23 @@ E   decimal.InvalidOperation
         assert_eq!(names, vec!["to_cents", "total_euros"]);
         assert!(names_word("E  median=8", "median") && !names_word("E  medians", "median"));
         assert!(!is_message_line("    return ordered[mid]") && is_message_line("assertion `left == right` failed"));
+    }
+
+    #[test]
+    fn the_message_is_traced_to_the_line_that_raises_it() {
+        let to_bool = "def to_bool(v):\n    if v in WORDS:\n        return True\n    raise CoerceError(f\"not a boolean: {v!r}\")\n";
+        let message = "loader.ConfigError: debug from environment: not a boolean: 'True'";
+        assert_eq!(writes_message(to_bool, message, 8), message.find("not a boolean:"));
+        // A literal that is not part of raising an error does not count.
+        let load = "def load():\n    layers = [(\"from environment\", 1)]\n";
+        assert_eq!(writes_message(load, message, 8), None);
+        assert_eq!(writes_message("    panic!(\"unknown unit: {}\", u);\n", "unknown unit: h", 8), Some(0));
+        assert_eq!(writes_message(to_bool, "", 8), None);
+        assert_eq!(message_body(message), "debug from environment: not a boolean: 'True'");
+        assert_eq!(message_body("assert 3 == 2"), "assert 3 == 2");
+        assert_eq!(
+            literal_pieces("x = f'{a} and {b}: done here' + \"%s items of %d\"", 4),
+            [": done here", "items of"]
+        );
     }
 }

@@ -228,6 +228,38 @@ async fn a_retry_points_the_coder_at_the_definition_the_failure_names() {
 }
 
 #[tokio::test]
+async fn a_fix_starts_where_the_failures_message_is_written_and_shows_the_users_words() {
+    // The traceback stops in `load` (`raise ... from None` hides `to_bool`); the
+    // message's "not a boolean" is written in `to_bool`, in another file.
+    let coerce = "TRUE_WORDS = (\"true\", \"yes\")\n\n\nclass CoerceError(ValueError):\n    pass\n\n\ndef to_bool(value):\n    text = str(value).strip()\n    if text in TRUE_WORDS:\n        return True\n    raise CoerceError(f\"not a boolean: {value!r}\")\n";
+    let loader = "from coerce import CoerceError, to_bool\n\n\nclass ConfigError(Exception):\n    pass\n\n\ndef load(values):\n    out = {\"origin\": \"the environment\"}\n    for key, raw in values.items():\n        try:\n            out[key] = to_bool(raw)\n        except CoerceError as exc:\n            raise ConfigError(f\"{key} from the environment: {exc}\") from None\n    return out\n";
+    let tests =
+        "from loader import load\n\n\ndef test_debug():\n    assert load({\"debug\": \"True\"})[\"debug\"] is True\n";
+    let fixed = "```python\ndef to_bool(value):\n    text = str(value).strip().lower()\n    if text in TRUE_WORDS:\n        return True\n    raise CoerceError(f\"not a boolean: {value!r}\")\n```\n";
+    let files = [("coerce.py", coerce), ("loader.py", loader), ("test_loader.py", tests)];
+    let ws = workspace_with(&files, config(), vec![reply(fixed), reply(CRITIC)], None);
+    let said = "APP_DEBUG=True is refused";
+    let request = AgentRequest::Fix { target: None, message: Some(said.into()), from_tests: false };
+    let (id, out) = run(&ws, request).await;
+    assert_eq!(out.status, ReportStatus::Patched, "{out:#?}");
+    let prompt = ws.model.requests(ModelRole::Coder)[0].messages.last().expect("a message").content.clone();
+    assert!(prompt.starts_with("coerce.py:"), "the coder starts from coerce.py: {prompt}");
+    assert!(prompt.contains("The failing test (test_loader.py:4-5)"), "the test, not the code it raised in: {prompt}");
+    assert!(prompt.contains(&format!("in their own words: {said}")), "{prompt}");
+    let events = ws.env.bus.catch_up(&id, 0).await.expect("events");
+    let located = events
+        .iter()
+        .find(|e| e.event_type == EventType::ToolCompleted && e.payload["tool"] == "locate")
+        .expect("a locate event");
+    assert_eq!(located.payload["path"], "coerce.py");
+    assert!(
+        located.payload["why"].as_str().unwrap_or("").contains("message is written in `to_bool` at coerce.py:8"),
+        "{}",
+        located.payload
+    );
+}
+
+#[tokio::test]
 async fn new_tests_that_fail_on_the_current_code_are_left_out() {
     let calc = "def mul(a, b):\n    return a * b\n";
     let tests = "from calc import mul\n\n\ndef test_mul():\n    assert mul(2, 3) == 6\n";

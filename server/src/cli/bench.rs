@@ -52,6 +52,10 @@ pub struct FixBenchArgs {
     /// Write every task's result as JSON to this file.
     #[arg(long)]
     pub json: Option<PathBuf>,
+    /// Give each single-file task's `description` as the user's words about the
+    /// problem, as `tinycoder fix --message TEXT` does (default: the failing test alone).
+    #[arg(long)]
+    pub describe: bool,
 }
 
 /// `task.toml` of a corpus task.
@@ -202,7 +206,8 @@ pub async fn run(args: Args, workspace: Option<PathBuf>) -> anyhow::Result<ExitC
                 (out.report, Some(out.steps.len()), Runtime::new(env))
             }
             _ => {
-                let request = AgentRequest::Fix { target: None, message: None, from_tests: false };
+                let message = args.describe.then(|| spec.description.clone());
+                let request = AgentRequest::Fix { target: None, message, from_tests: false };
                 let runtime = Runtime::new(env);
                 let report = runtime.run(&task_id, request, options, CancellationToken::new()).await?;
                 (report, None, runtime)

@@ -44,6 +44,7 @@ prompts! {
     CODER_PROBLEM_DIAGNOSTIC = "coder_problem_diagnostic" ["path", "line", "message"];
     CODER_FEEDBACK = "coder_feedback" ["attempt", "error"];
     CODER_FOCUS = "coder_focus" ["name", "path", "lines"];
+    CODER_USER_REPORT = "coder_user_report" ["report"];
     CODER_HINT = "coder_hint" ["hints"];
     CODER_OTHER_APPROACH = "coder_other_approach" ["failed"];
     EDIT_FORMAT_WHOLE_SYMBOL = "edit_format_whole_symbol" ["language"];

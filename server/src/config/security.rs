@@ -124,6 +124,7 @@ pub const NOT_SECURITY: &[(&str, &str)] = &[
         "sandbox.test_command",
         "the project's own tests run in the sandbox under every limit above, as they would with `cargo test`",
     ),
+    ("sandbox.output_tail_bytes", "how much of a run's output tinycoder keeps, not what the run may do"),
     ("store.synchronous", "durability of the store, not what it holds"),
     ("store.checkpoint_every_events", "durability of the store, not what it holds"),
     ("store.on_unfinished", "what start-up does with unfinished tasks; the LSP asks the user"),

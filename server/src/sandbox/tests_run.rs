@@ -132,7 +132,7 @@ pub async fn run_tests_in_shadow(
         end: out.end,
         failures,
         duration: out.duration,
-        output_tail: tail(&combined, 4000),
+        output_tail: tail(&combined, sc.output_tail_bytes as usize),
         mechanisms: out.mechanisms,
     })
 }

@@ -200,6 +200,10 @@ pub struct BudgetConfig {
     pub related_hops: u32,
     /// Lines of one module-level value (test data) shown with the failing test at most.
     pub test_value_lines: u32,
+    /// Index hits searched for the definition that writes a failure's message.
+    pub message_search_hits: u32,
+    /// Characters a fixed piece of a string literal needs to count as the message's source.
+    pub message_piece_chars: u32,
 }
 
 impl BudgetConfig {

@@ -25,6 +25,8 @@ pub struct SandboxConfig {
     pub max_processes: u64,
     /// KiB of stdout and of stderr kept per run.
     pub output_cap_kb: u64,
+    /// Bytes of a test run's output kept for reports and the coder (its end).
+    pub output_tail_bytes: u64,
     /// Environment variables passed to sandboxed processes.
     pub env_allowlist: Vec<String>,
     /// Extra directories writable under write isolation (`~` and `$VAR` expanded).
