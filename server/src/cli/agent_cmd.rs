@@ -41,7 +41,7 @@ pub struct ApplyArgs {
 pub struct FixArgs {
     /// FILE or FILE:LINE to fix (default: the first failing test of the project).
     pub target: Option<String>,
-    /// The error or diagnostic message, when fixing a FILE:LINE.
+    /// The error or diagnostic at FILE:LINE, or in your own words what goes wrong (shown to the model beside the failing test).
     #[arg(long)]
     pub message: Option<String>,
     #[command(flatten)]
