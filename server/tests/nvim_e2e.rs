@@ -41,6 +41,7 @@ fn neovim_fixes_a_failing_test_through_the_preview_and_chats_about_the_project()
     let root = dir.path().join("project");
     common::copy_fixture("agent-python", &root);
     std::fs::write(root.join("shop/shipping.py"), SHIPPING).unwrap();
+    let original = std::fs::read_to_string(root.join("shop/prices.py")).unwrap();
     let out = dir.path().join("nvim-out.txt");
     let mut child = Command::new("nvim")
         .args(["--headless", "-u", "NONE", "-i", "NONE", "-c"])
@@ -83,6 +84,11 @@ fn neovim_fixes_a_failing_test_through_the_preview_and_chats_about_the_project()
     assert_eq!(line(&text, "CLEARED"), Some("true"), "the test diagnostic clears: {text}");
     // The buffer was written: the project's tests pass on disk now.
     assert!(common::pytest_passes(&root), "the accepted patch turns the tests green:\n{text}");
+    // What the buffer held right after Accept is the patched file (and `:wall` wrote that).
+    let patched = line(&text, "PATCHED").unwrap_or_default().replace("\\n", "\n");
+    let on_disk = std::fs::read_to_string(root.join("shop/prices.py")).unwrap();
+    assert_eq!(patched.trim_end(), on_disk.trim_end(), "the buffer after Accept is the file the tests passed on");
+    assert_ne!(on_disk.trim_end(), original.trim_end(), "Accept changed the buffer");
     assert_eq!(line(&text, "CHAT_DONE"), Some("true"), "{text}");
     let reply = line(&text, "REPLY").unwrap_or_default();
     assert!(reply.contains("shop/shipping.py"), "the chat reply cites the unopened file: {reply}");

@@ -106,17 +106,11 @@ pub fn tests_target(env: &AgentEnv, loc: &Location, test_file: Option<&str>) -> 
         path: file.clone(),
         start_line: last,
         end_line: last,
-        test: None,
         message: format!("`{}` ({shown})", subject.name),
-        test_source: None,
         why: format!("tests of `{}` go into {file}", subject.name),
         before,
-        protect_tests: false,
-        related: Vec::new(),
-        related_files: Default::default(),
-        suspects: Vec::new(),
         subject: Some((shown, subject.code)),
-        reported: None,
+        ..Default::default()
     })
 }
 

@@ -154,15 +154,10 @@ mod tests {
             end_line: 2,
             test: Some("t".into()),
             message: "boom".into(),
-            test_source: None,
             why: "called by the test".into(),
             before: "x".into(),
             protect_tests: true,
-            related: vec![],
-            related_files: Default::default(),
-            suspects: Vec::new(),
-            subject: None,
-            reported: None,
+            ..Default::default()
         }
     }
 

@@ -102,17 +102,10 @@ pub async fn locate(env: &AgentEnv, task: &mut Task) -> Result<StepEnd, AgentErr
                 path: target.path.clone(),
                 start_line: a,
                 end_line: z,
-                test: None,
                 message: instruction.clone(),
-                test_source: None,
                 why: "named by the request".into(),
                 before,
-                protect_tests: false,
-                related: Vec::new(),
-                related_files: Default::default(),
-                suspects: Vec::new(),
-                subject: None,
-                reported: None,
+                ..Default::default()
             }
         }),
         AgentRequest::Fix { target: Some(loc), message, from_tests } => {
@@ -136,15 +129,10 @@ pub async fn locate(env: &AgentEnv, task: &mut Task) -> Result<StepEnd, AgentErr
                             .clone()
                             .or_else(|| failure.as_ref().map(|f| f.message.clone()))
                             .unwrap_or_default(),
-                        test_source: None,
                         why: "named by the request".into(),
                         before,
                         protect_tests: !crate::edits::is_test_path(&loc.path),
-                        related: Vec::new(),
-                        related_files: Default::default(),
-                        suspects: Vec::new(),
-                        subject: None,
-                        reported: None,
+                        ..Default::default()
                     }
                 })
             }

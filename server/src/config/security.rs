@@ -134,6 +134,8 @@ pub const NOT_SECURITY: &[(&str, &str)] = &[
     ("store.session_history_tokens", "chat history budget"),
     ("store.session_keep_recent_turns", "chat history budget"),
     ("store.session_summary_tokens", "chat history budget"),
+    ("store.session_cache_sessions", "memory use of the chat fallback"),
+    ("store.session_cache_messages", "memory use of the chat fallback"),
 ];
 
 /// The security key named `dotted`, if it is one.

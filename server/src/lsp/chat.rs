@@ -53,23 +53,58 @@ impl Notification for ChatDelta {
     const METHOD: &'static str = "tinycoder/chatDelta";
 }
 
-/// Chat sessions and their turns (in memory; persisted once the store lands).
+/// Chat sessions and their turns in memory, the fallback when the store is
+/// unavailable; bounded by `store.session_cache_sessions` and `…_messages`.
 #[derive(Default)]
 pub struct ChatSessions {
-    sessions: HashMap<String, Vec<ChatMessage>>,
+    /// Turns per session, with the tick of its last use.
+    sessions: HashMap<String, (u64, Vec<ChatMessage>)>,
+    tick: u64,
 }
 
 impl ChatSessions {
     /// The turns of `id` so far.
     pub fn history(&self, id: &str) -> Vec<ChatMessage> {
-        self.sessions.get(id).cloned().unwrap_or_default()
+        self.sessions.get(id).map(|(_, turns)| turns.clone()).unwrap_or_default()
     }
 
-    /// Appends a finished exchange.
-    pub fn record(&mut self, id: &str, user: ChatMessage, assistant: ChatMessage) {
-        let turns = self.sessions.entry(id.to_string()).or_default();
+    /// Appends a finished exchange, keeping at most `max_messages` of the
+    /// session (oldest dropped, whole exchanges) and `max_sessions` sessions
+    /// (the least recently used dropped).
+    pub fn record(
+        &mut self,
+        id: &str,
+        user: ChatMessage,
+        assistant: ChatMessage,
+        max_sessions: usize,
+        max_messages: usize,
+    ) {
+        self.tick += 1;
+        let tick = self.tick;
+        let (used, turns) = self.sessions.entry(id.to_string()).or_default();
+        *used = tick;
         turns.push(user);
         turns.push(assistant);
+        let keep = max_messages.max(2) / 2 * 2;
+        if turns.len() > keep {
+            turns.drain(..turns.len() - keep);
+        }
+        while self.sessions.len() > max_sessions.max(1) {
+            let Some(oldest) = self.sessions.iter().min_by_key(|(_, (used, _))| *used).map(|(k, _)| k.clone()) else {
+                break;
+            };
+            self.sessions.remove(&oldest);
+        }
+    }
+
+    /// How many sessions are kept.
+    pub fn len(&self) -> usize {
+        self.sessions.len()
+    }
+
+    /// Whether no session is kept.
+    pub fn is_empty(&self) -> bool {
+        self.sessions.is_empty()
     }
 }
 
@@ -162,6 +197,28 @@ pub fn build_messages(
 mod tests {
     use super::*;
     use crate::config::{ConfigInputs, LoadedConfig};
+
+    #[test]
+    fn the_in_memory_sessions_are_bounded() {
+        let mut chats = ChatSessions::default();
+        let turn = |i: usize| (ChatMessage::user(format!("q{i}")), ChatMessage::assistant(format!("a{i}")));
+        for i in 0..5 {
+            let (q, a) = turn(i);
+            chats.record("s1", q, a, 2, 4);
+        }
+        let kept: Vec<String> = chats.history("s1").into_iter().map(|m| m.content).collect();
+        assert_eq!(kept, ["q3", "a3", "q4", "a4"], "the oldest exchanges go first");
+        let (q, a) = turn(9);
+        chats.record("s2", q, a, 2, 4);
+        let (q, a) = turn(10);
+        chats.record("s1", q, a, 2, 4);
+        let (q, a) = turn(11);
+        chats.record("s3", q, a, 2, 4);
+        assert_eq!(chats.len(), 2);
+        assert!(chats.history("s2").is_empty(), "the least recently used session goes first");
+        assert_eq!(chats.history("s1").len(), 4);
+        assert_eq!(chats.history("s3").len(), 2);
+    }
 
     #[test]
     fn code_is_trimmed_to_whole_lines_within_the_window() {

@@ -85,10 +85,13 @@ impl Backend {
                 })
                 .await;
         }
+        let limits = &settings.loaded.config.store;
         self.chats.lock().map_err(lock_err)?.record(
             &session_id,
             ChatMessage::user(params.message.clone()),
             ChatMessage::assistant(reply.clone()),
+            limits.session_cache_sessions as usize,
+            limits.session_cache_messages as usize,
         );
         self.persist_turns(&session_id, &params.message, &reply, &settings).await;
         Ok(ChatResult { session_id, request_id, reply, context_trimmed })

@@ -27,6 +27,10 @@ pub struct StoreConfig {
     pub session_keep_recent_turns: u32,
     /// Token cap of a session's running summary.
     pub session_summary_tokens: u32,
+    /// Chat sessions kept in memory when the store is unavailable (least recently used go first).
+    pub session_cache_sessions: u32,
+    /// Messages of one session kept in memory when the store is unavailable (oldest go first).
+    pub session_cache_messages: u32,
 }
 
 impl StoreConfig {
@@ -36,6 +40,13 @@ impl StoreConfig {
         }
         if !matches!(self.on_unfinished.as_str(), "resume" | "fail") {
             return Err(Invalid::new("store.on_unfinished", &self.on_unfinished, "\"resume\" or \"fail\""));
+        }
+        if self.session_cache_sessions == 0 || self.session_cache_messages < 2 {
+            return Err(Invalid::new(
+                "store.session_cache_sessions",
+                format!("{} sessions of {} messages", self.session_cache_sessions, self.session_cache_messages),
+                "at least 1 session and 2 messages (one exchange)",
+            ));
         }
         if self.session_summary_tokens == 0 {
             return Err(Invalid::new("store.session_summary_tokens", 0, "a positive number of tokens"));
