@@ -253,6 +253,36 @@ pub fn without_failing_new_tests(
     (failing.iter().all(|f| dropped.contains(f))).then_some((out, dropped))
 }
 
+/// A candidate that passes once its failing new tests are left out.
+pub struct PrunedTests {
+    pub changes: FileChanges,
+    pub tests: TestSummary,
+    /// The judgement of the rerun, naming the tests left out.
+    pub why: String,
+    pub left_out: Vec<String>,
+}
+
+/// [`without_failing_new_tests`], run again in the shadow: `Some` when the
+/// rest passes (nothing that passed before breaks).
+pub async fn passing_without_failing_new_tests(
+    env: &AgentEnv,
+    changes: &[(String, String)],
+    target: &Target,
+    baseline: &TestSummary,
+    after: &TestSummary,
+    cancel: &tokio_util::sync::CancellationToken,
+) -> Option<PrunedTests> {
+    let (pruned, left_out) = without_failing_new_tests(changes, target, baseline, after)?;
+    let tests = super::steps::run_tests(env, &pruned, cancel).await.ok()?;
+    let (ok, judged) = super::state::judge(baseline, &tests, None);
+    let why = format!(
+        "{judged}; left out {} new test(s) that fail on the current code: {}",
+        left_out.len(),
+        left_out.join(", ")
+    );
+    ok.then_some(PrunedTests { changes: pruned, tests, why, left_out })
+}
+
 /// `tests/test_a.py::TestX::test_y[1]` -> `test_y`; `tests::adds_one` -> `adds_one`.
 fn short_test_name(test: &str) -> &str {
     let last = test.rsplit("::").next().unwrap_or(test);

@@ -23,6 +23,7 @@ mod locate;
 mod memory_step;
 pub mod plan;
 mod progress;
+mod reply_edit;
 mod report;
 mod request;
 mod router;

@@ -5,6 +5,7 @@ use super::coder;
 use super::env::AgentEnv;
 use super::locate::{enclosing_definition, locate_failure, read_target};
 use super::memory_step::{self, MemoryContext};
+use super::reply_edit::edit_from_reply;
 use super::request::AgentRequest;
 use super::runtime::Task;
 use super::state::{AttemptRecord, AttemptResult, CriticOutcome, Target, TestSummary};
@@ -13,7 +14,7 @@ use super::AgentError;
 use crate::config::ModelRole;
 use crate::context::TokenCounter;
 use crate::contracts::EventType;
-use crate::edits::{apply_reply, EditFormat, ReplyChecks, SymbolEdit};
+use crate::edits::{EditFormat, ReplyChecks, SymbolEdit};
 use crate::llm::{schema_of, ChatRequest, LlmError};
 use crate::sandbox::{run_project_tests, BufferOverlay, SandboxError};
 use crate::store::NewEvent;
@@ -329,44 +330,8 @@ pub async fn attempt(env: &AgentEnv, task: &mut Task, cancel: &CancellationToken
         duration_ms,
         changes_nothing: false,
     };
-    let applied = match &task.request {
-        // New tests go at the end of the test file; what the reply repeats of it is dropped.
-        AgentRequest::AddTests { .. } => {
-            let usable = super::add_tests::without_existing_definitions(&target.path, &target.before, &reply);
-            super::add_tests::append_new_tests(&target.path, &target.before, &usable)
-                .map_or_else(|| apply_reply(format, &target.files(), &usable, &opts, &checks), Ok)
-        }
-        // Documentation: functions the model invents around the documented one are left out.
-        AgentRequest::Edit { comments_only: true, .. } => {
-            let usable = crate::edits::filter_reply_definitions(
-                &target.path,
-                &target.before,
-                &reply,
-                crate::edits::KeepDefinitions::Existing,
-            );
-            apply_reply(format, &target.files(), &usable, &opts, &checks)
-        }
-        _ => apply_reply(format, &target.files(), &reply, &opts, &checks),
-    };
-    record.changes_nothing = matches!(&applied, Err(e) if e.is_unchanged());
-    let applied = applied.map_err(|e| e.to_string()).and_then(|o| match &task.request {
-        AgentRequest::AddTests { .. } => o
-            .changes
-            .iter()
-            .try_for_each(|(p, after)| {
-                super::add_tests::check_added_tests(p, target.before_of(p).unwrap_or(""), after).map(|_| ())
-            })
-            .map(|_| o),
-        AgentRequest::Edit { comments_only: true, .. } => o
-            .changes
-            .iter()
-            .try_for_each(|(p, after)| {
-                crate::edits::check_comments_only(p, target.before_of(p).unwrap_or(""), after)
-                    .map_err(|e| e.to_string())
-            })
-            .map(|_| o),
-        _ => Ok(o),
-    });
+    let (applied, changes_nothing) = edit_from_reply(&task.request, &target, format, &reply, &opts, &checks);
+    record.changes_nothing = changes_nothing;
     match applied {
         Err(e) => {
             record.result = AttemptResult::BadEdit { error: e.to_string() };
@@ -405,23 +370,15 @@ pub async fn attempt(env: &AgentEnv, task: &mut Task, cancel: &CancellationToken
             let (mut success, mut why) = super::state::judge(&baseline, &tests, target.test.as_deref());
             let (mut changes, mut tests, mut left_out) = (outcome.changes, tests, Vec::new());
             if !success && matches!(task.request, AgentRequest::AddTests { .. }) {
-                if let Some((pruned, dropped)) =
-                    super::add_tests::without_failing_new_tests(&changes, &target, &baseline, &tests)
-                {
-                    if let Ok(again) = run_tests(env, &pruned, cancel).await {
-                        let (ok, judged) = super::state::judge(&baseline, &again, None);
-                        if ok {
-                            let names = dropped.join(", ");
-                            why = format!(
-                                "{judged}; left out {} new test(s) that fail on the current code: {names}",
-                                dropped.len()
-                            );
-                            (success, changes, tests, left_out) = (true, pruned, again, dropped);
-                        }
-                    }
-                    if cancel.is_cancelled() {
-                        return Ok(StepEnd::Cancelled);
-                    }
+                let pruned = super::add_tests::passing_without_failing_new_tests(
+                    env, &changes, &target, &baseline, &tests, cancel,
+                )
+                .await;
+                if cancel.is_cancelled() {
+                    return Ok(StepEnd::Cancelled);
+                }
+                if let Some(p) = pruned {
+                    (success, why, changes, tests, left_out) = (true, p.why, p.changes, p.tests, p.left_out);
                 }
             }
             task.record(

@@ -20,6 +20,11 @@ def test_partial_last_page_is_reachable():
     assert page.items == [20, 21, 22]
 
 
+def test_fewer_items_than_a_page():
+    page = paginate(range(5), 1, per_page=10)
+    assert page.label() == "Page 1 of 1" and not page.has_next
+
+
 def test_empty_results():
     page = paginate([], 1)
     assert page.items == [] and page.label() == "No results"
