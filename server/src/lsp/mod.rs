@@ -15,6 +15,7 @@ pub mod convert;
 pub mod documents;
 pub mod edit_flows;
 pub mod flows;
+mod folders;
 pub mod human;
 mod indexing;
 pub mod patch_edit;

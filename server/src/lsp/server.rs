@@ -466,11 +466,7 @@ impl LanguageServer for Backend {
     }
 
     async fn did_change_workspace_folders(&self, params: DidChangeWorkspaceFoldersParams) {
-        tracing::info!(
-            added = params.event.added.len(),
-            removed = params.event.removed.len(),
-            "workspace folders changed"
-        );
+        self.workspace_folders_changed(params);
     }
 
     async fn document_symbol(&self, params: DocumentSymbolParams) -> Result<Option<DocumentSymbolResponse>> {
