@@ -121,10 +121,7 @@ pub fn locate_failure(
         })
         .unwrap_or((1, before.lines().count().max(1)));
     let (mut related, reached) = related_definitions(env, &best.path, &before, focus, &names);
-    for r in raisers.iter().rev().filter(|r| r.path != best.path) {
-        related.retain(|d| (&d.path, d.start_line) != (&r.path, r.start_line));
-        related.insert(0, r.clone());
-    }
+    lead_with(&mut related, raisers.iter().filter(|r| r.path != best.path));
     // Without other evidence, the deepest calls first: the entry point a test
     // names mostly passes values on, and what it calls computes them. Only
     // code the coder is shown (its file, the related definitions) can be a suspect.
@@ -140,10 +137,7 @@ pub fn locate_failure(
     });
     let suspects = reached.into_iter().map(|(d, _)| d).chain(entry).collect();
     let mut suspects = rank_suspects(suspects, &excerpt, &frames);
-    for r in raisers.iter().rev() {
-        suspects.retain(|d| (&d.path, d.start_line) != (&r.path, r.start_line));
-        suspects.insert(0, r.clone());
-    }
+    lead_with(&mut suspects, raisers.iter());
     let related_files = related.iter().filter_map(|d| Some((d.path.clone(), env.sources.read(&d.path)?))).collect();
     let test_source = match (&failure_frame, test_def) {
         (Some(f), Some(d)) if f.path != best.path || !(d.start_line..=d.end_line).contains(&best.line) => {
@@ -169,6 +163,13 @@ pub fn locate_failure(
         subject: None,
         reported: reported.map(str::trim).filter(|r| !r.is_empty()).map(String::from),
     })
+}
+
+/// `list` with `first` in front, in their order, each only once.
+fn lead_with<'a>(list: &mut Vec<RelatedDefinition>, first: impl Iterator<Item = &'a RelatedDefinition>) {
+    let first: Vec<RelatedDefinition> = first.cloned().collect();
+    list.retain(|d| !first.iter().any(|f| f.same_place(d)));
+    list.splice(0..0, first);
 }
 
 /// Where the failing test itself stands: the innermost frame in the test's own
@@ -218,7 +219,7 @@ fn raising_definitions(env: &AgentEnv, message: &str) -> Vec<RelatedDefinition> 
     // A wrapped error puts the inner one's text last ("key from env: not a
     // boolean"): the piece latest in the message is the innermost raise.
     found.sort_by_key(|(at, _)| std::cmp::Reverse(*at));
-    found.dedup_by(|a, b| (&a.1.path, a.1.start_line) == (&b.1.path, b.1.start_line));
+    found.dedup_by(|a, b| a.1.same_place(&b.1));
     found.into_iter().map(|(_, d)| d).collect()
 }
 

@@ -133,6 +133,13 @@ pub struct RelatedDefinition {
     pub raises: bool,
 }
 
+impl RelatedDefinition {
+    /// Whether `other` is the same definition (same file, same first line).
+    pub fn same_place(&self, other: &RelatedDefinition) -> bool {
+        self.path == other.path && self.start_line == other.start_line
+    }
+}
+
 /// How one coder attempt ended.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "result", rename_all = "snake_case")]
