@@ -141,34 +141,3 @@ fn capabilities_list_every_command_and_the_outline_nests() {
     .assert_debug_eq(&out);
     assert!(client.shutdown_and_exit().success());
 }
-
-#[test]
-fn an_added_workspace_folder_is_explained_not_ignored() {
-    let mut client = LspClient::spawn();
-    client.initialize(&["utf-16"], json!({}));
-    let other = tempfile::tempdir().unwrap();
-    let other_uri = format!("file://{}", other.path().display());
-    client.notify(
-        "workspace/didChangeWorkspaceFolders",
-        json!({"event": {"added": [{"uri": other_uri, "name": "other"}], "removed": []}}),
-    );
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    let said = loop {
-        let found = client.inbox.iter().find_map(|m| {
-            let text = m["params"]["message"].as_str().filter(|_| m["method"] == "window/showMessage")?;
-            text.contains("is not indexed").then(|| text.to_string())
-        });
-        if let Some(text) = found {
-            break text;
-        }
-        assert!(std::time::Instant::now() < deadline, "no message about the added folder: {:?}", client.inbox);
-        if let Some(m) = client.recv(std::time::Duration::from_millis(200)) {
-            client.inbox.push_back(m);
-        }
-    };
-    assert!(said.contains(&other.path().display().to_string()), "{said}");
-    assert!(said.contains(&client.root().display().to_string()), "names the folder in use: {said}");
-    // The server goes on working.
-    assert!(client.request("workspace/executeCommand", json!({"command": "tinycoder.nope"})).is_err());
-    assert!(client.is_running());
-}

@@ -3,7 +3,8 @@
 //! a diagnostic, its quick-fix becomes a `workspace/applyEdit` with versioned
 //! document changes and a confirmation annotation, the edit applies cleanly,
 //! parses, and turns the tests green; the diagnostic is cleared; `tinycoder.undo`
-//! then sends the edit back to the text before the fix.
+//! then sends the edit back to the text before the fix. The same runs in a
+//! folder added to the workspace after start-up (its own index, store and tests).
 
 mod common;
 mod lsp_client;
@@ -19,22 +20,41 @@ const FIX_DEADLINE: Duration = Duration::from_secs(900);
 async fn the_quick_fix_on_a_test_diagnostic_applies_a_tested_patch() {
     let url = common::openai_url();
     common::require_server(&url, "/health").await;
-    tokio::task::block_in_place(|| run(&url));
+    tokio::task::block_in_place(|| run(&url, false));
 }
 
-fn run(url: &str) {
+#[tokio::test(flavor = "multi_thread")]
+async fn the_quick_fix_works_the_same_in_a_folder_added_to_the_workspace() {
+    let url = common::openai_url();
+    common::require_server(&url, "/health").await;
+    tokio::task::block_in_place(|| run(&url, true));
+}
+
+/// Fixes the agent-python fixture, in the first workspace folder or in one added after start-up.
+fn run(url: &str, in_added_folder: bool) {
     // The whole prompt evaluated every time: greedy replies then do not depend on what earlier
     // tests left in llama-server's cache, so the fix lands on the same attempt in every run.
     let dirs = tempfile::tempdir().expect("dirs");
     let mut client = LspClient::spawn_with_env(dirs, &[("TINYCODER_BACKEND__PROMPT_CACHE".into(), "false".into())]);
-    let root = client.root().to_path_buf();
+    let added = tempfile::tempdir().expect("added folder");
+    let root = match in_added_folder {
+        true => added.path().canonicalize().unwrap(),
+        false => client.root().to_path_buf(),
+    };
     common::copy_fixture("agent-python", &root);
     client.replies.insert("workspace/applyEdit".into(), json!({"applied": true}));
     client.initialize(&["utf-16"], common::agent_init_options(url));
+    if in_added_folder {
+        let uri = format!("file://{}", root.display());
+        client.notify(
+            "workspace/didChangeWorkspaceFolders",
+            json!({"event": {"added": [{"uri": uri, "name": "shop"}], "removed": []}}),
+        );
+    }
 
     let test_uri = file_uri(&root, "tests/test_prices.py");
     // List the code actions at the diagnostic, as an editor's light bulb does, and take the quick-fix.
-    let (diagnostic, started) = client.start_test_quick_fix("tests/test_prices.py");
+    let (diagnostic, started) = client.start_test_quick_fix_in(&root, "tests/test_prices.py");
     assert_eq!(diagnostic["source"], "tinycoder");
     assert!(started["taskId"].is_string() && started["jobId"].is_string(), "{started:#}");
 

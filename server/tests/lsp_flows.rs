@@ -226,3 +226,98 @@ fn unfinished_tasks_are_put_to_the_user_at_start_up() {
     }
     assert_eq!(client.shutdown_and_exit().code(), Some(0));
 }
+
+/// Waits until a message satisfying `pick` arrives (it stays in the inbox); panics after 60 s naming `what`.
+fn wait_message(client: &mut LspClient, what: &str, pick: impl Fn(&Value) -> bool) -> Value {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        if let Some(found) = client.inbox.iter().find(|m| pick(m)) {
+            return found.clone();
+        }
+        assert!(std::time::Instant::now() < deadline, "no {what}: {:#?}", client.inbox);
+        if let Some(m) = client.recv(std::time::Duration::from_millis(200)) {
+            client.inbox.push_back(m);
+        }
+    }
+}
+
+#[test]
+fn an_added_workspace_folder_gets_its_own_settings_index_and_test_runs_until_it_is_removed() {
+    let mut client = LspClient::spawn();
+    let first = client.root().to_path_buf();
+    std::fs::write(first.join("calc.py"), "def add(a, b):\n    return a + b\n").unwrap();
+    std::fs::write(
+        first.join("test_calc.py"),
+        "from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n",
+    )
+    .unwrap();
+    let second = tempfile::tempdir().unwrap();
+    let second = second.path().canonicalize().unwrap();
+    std::fs::write(second.join("shop.py"), "def total(prices):\n    return sum(prices) - 1\n").unwrap();
+    std::fs::write(
+        second.join("test_shop.py"),
+        "from shop import total\n\n\ndef test_total():\n    assert total([1, 2]) == 3\n",
+    )
+    .unwrap();
+    // Its own settings: a plain one that applies, and a loosening that needs the user's trust.
+    std::fs::write(
+        second.join(".tinycoder.toml"),
+        "[sandbox]\noutput_tail_bytes = 300\ntest_command = \"python3 -m pytest -q\"\nwall_timeout_s = 100000\n",
+    )
+    .unwrap();
+    client.initialize(&["utf-16"], json!({}));
+    let second_uri = format!("file://{}", second.display());
+    client.notify(
+        "workspace/didChangeWorkspaceFolders",
+        json!({"event": {"added": [{"uri": second_uri, "name": "shop"}], "removed": []}}),
+    );
+    let ignored = wait_message(&mut client, "log of the added folder's ignored loosening", |m| {
+        m["method"] == "window/logMessage"
+            && m["params"]["message"].as_str().is_some_and(|t| t.contains("sandbox.wall_timeout_s"))
+    });
+    assert!(ignored["params"]["message"].as_str().unwrap().contains("ignored"), "{ignored:#}");
+
+    // Its tests run in its own folder, with its own settings.
+    let test_shop = file_uri(&second, "test_shop.py");
+    let run = |client: &mut LspClient, args: Value| {
+        client.request("workspace/executeCommand", json!({"command": "tinycoder.runTests", "arguments": args}))
+    };
+    let red = run(&mut client, json!([{"uri": test_shop}])).expect("runTests answers for the added folder");
+    assert_eq!(red["passed"], json!(false), "{red:#}");
+    assert_eq!(red["command"], json!("python3 -m pytest -q"), "the folder's own test command: {red:#}");
+    let tail = red["outputTail"].as_str().unwrap();
+    assert!(tail.len() <= 300 && tail.contains("test_total"), "the folder's own output_tail_bytes applies: {tail}");
+    let published = diagnostics_for(&mut client, &test_shop);
+    assert_eq!(published.last().map(Vec::len), Some(1), "the added folder's failure is published: {published:#?}");
+
+    // The first folder's run is green and leaves the other folder's diagnostic alone.
+    let green = run(&mut client, json!([])).expect("runTests answers for the first folder");
+    assert_eq!(green["passed"], json!(true), "{green:#}");
+    assert!(green["outputTail"].as_str().unwrap().len() > 300, "the first folder keeps the default tail: {green:#}");
+    let after = diagnostics_for(&mut client, &test_shop);
+    assert!(after.is_empty(), "another folder's run does not clear this folder's diagnostics: {after:#?}");
+
+    // Each folder has its own index.
+    let index = |client: &mut LspClient, args: Value| {
+        client.request("workspace/executeCommand", json!({"command": "tinycoder.index", "arguments": args}))
+    };
+    let own = index(&mut client, json!([{"uri": test_shop}])).expect("index answers for the added folder");
+    assert_eq!(own["root"], json!(second.display().to_string()), "{own:#}");
+    assert_eq!(own["total_files"], json!(2), "shop.py and test_shop.py: {own:#}");
+    let all = index(&mut client, json!([])).expect("index answers for every folder");
+    let roots: Vec<&str> = all["folders"].as_array().unwrap().iter().filter_map(|f| f["root"].as_str()).collect();
+    assert_eq!(roots, [first.display().to_string(), second.display().to_string()], "{all:#}");
+    let key = tinycoder::paths::workspace_key(&second);
+    assert!(first.join("cache").join("workspaces").join(key).is_dir(), "the added folder's index is its own");
+
+    // Once removed, its files are outside the workspace, with a message that says so.
+    client.notify(
+        "workspace/didChangeWorkspaceFolders",
+        json!({"event": {"added": [], "removed": [{"uri": second_uri, "name": "shop"}]}}),
+    );
+    let gone = run(&mut client, json!([{"uri": test_shop}])).expect_err("a removed folder's file is refused");
+    let said = gone["message"].as_str().unwrap();
+    assert!(said.contains("outside the workspace folders") && said.contains(&first.display().to_string()), "{said}");
+    assert!(run(&mut client, json!([])).expect("the first folder still works")["passed"] == json!(true));
+    assert_eq!(client.shutdown_and_exit().code(), Some(0));
+}

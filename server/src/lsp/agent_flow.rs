@@ -99,29 +99,14 @@ pub async fn fix(backend: &Backend, args: &[Value]) -> Result<Option<Value>> {
     let data: ActionData = args.first().cloned().and_then(|v| serde_json::from_value(v).ok()).ok_or_else(|| {
         Error::invalid_params("tinycoder.fix needs the code action's data: [{\"uri\", \"range\", \"diagnostic\"?}]")
     })?;
-    let (_, paths) = backend.config_and_paths()?;
-    let path = data
-        .uri
-        .to_file_path()
-        .map(|p| p.into_owned())
-        .ok_or_else(|| Error::invalid_params("tinycoder.fix needs a file: URI"))?;
-    let rel = path
-        .strip_prefix(&paths.root)
-        .map_err(|_| request_failed(format!("{} is outside the workspace {}", path.display(), paths.root.display())))?
-        .to_string_lossy()
-        .replace('\\', "/");
+    let (folder, rel) = backend.file_in_workspace(&data.uri, "tinycoder.fix")?;
     let range = data.diagnostic.as_ref().map(|d| d.range).unwrap_or(data.range);
     let message = data.diagnostic.as_ref().map(|d| d.message.clone());
     let from_tests =
         data.diagnostic.as_ref().and_then(|d| d.source.as_deref()) == Some(super::flows::DIAGNOSTIC_SOURCE);
     let request =
         AgentRequest::Fix { target: Some(Location::line(rel, range.start.line as usize + 1)), message, from_tests };
-    start(backend, request, "tinycoder: fix").map(Some)
-}
-
-/// Starts `request` in the background; answers with its task and job ids.
-pub fn start(backend: &Backend, request: AgentRequest, title: &str) -> Result<Value> {
-    backend.launcher()?.start(request, title)
+    backend.launcher_in(&folder)?.start(request, "tinycoder: fix").map(Some)
 }
 
 enum Job {
@@ -194,9 +179,15 @@ pub struct Launcher {
 }
 
 impl Backend {
-    /// A [`Launcher`] for the current configuration and workspace.
+    /// A [`Launcher`] for the first workspace folder.
     pub(super) fn launcher(&self) -> Result<Launcher> {
-        let (config, paths) = self.config_and_paths()?;
+        let folder = self.primary_root()?;
+        self.launcher_in(&folder)
+    }
+
+    /// A [`Launcher`] for `folder`: its configuration, index and store, the server's prompts and model.
+    pub(super) fn launcher_in(&self, folder: &super::roots::WorkspaceRoot) -> Result<Launcher> {
+        let (config, paths) = self.config_and_paths_in(folder)?;
         let settings = self.settings().ok_or_else(|| request_failed("tinycoder is not initialized yet"))?;
         Ok(Launcher {
             config,
@@ -204,8 +195,8 @@ impl Backend {
             prompts: settings.prompts.clone(),
             model: settings.model.clone(),
             handles: self.flow_handles(),
-            index: self.index_slots(),
-            store: self.store.clone(),
+            index: folder.index.clone(),
+            store: folder.store.clone(),
         })
     }
 }

@@ -25,8 +25,7 @@ use tower_lsp_server::ls_types::{MessageType, ShowDocumentParams, Uri};
 
 /// `tinycoder.explain [{uri, range}]`: explains the selection (or the symbol at the cursor).
 pub async fn explain(backend: &Backend, args: &[Value]) -> Result<Option<Value>> {
-    let (t, rel) = target_args(backend, args, "tinycoder.explain")?;
-    let launcher = backend.launcher()?;
+    let (t, rel, launcher) = target_args(backend, args, "tinycoder.explain")?;
     let snapshot = launcher.snapshot();
     let text = snapshot.read(&rel).ok_or_else(|| request_failed(format!("{rel} is not a readable text file")))?;
     let (mut a, mut z) = t.range.as_ref().map(range_lines).unwrap_or((1, text.lines().count().max(1)));
@@ -50,10 +49,12 @@ pub async fn ask(backend: &Backend, args: &[Value]) -> Result<Option<Value>> {
     let question = string_arg(args, "question").filter(|q| !q.trim().is_empty()).ok_or_else(|| {
         Error::invalid_params("tinycoder.ask needs a question: [\"text\"] or [{\"question\": \"text\", \"uri\"?: ..}]")
     })?;
-    let launcher = backend.launcher()?;
-    let file = match args.first().and_then(|a| a.get("uri")) {
-        Some(_) => Some(target_args(backend, args, "tinycoder.ask")?.1),
-        None => None,
+    let (file, launcher) = match args.first().and_then(|a| a.get("uri")) {
+        Some(_) => {
+            let (_, rel, launcher) = target_args(backend, args, "tinycoder.ask")?;
+            (Some(rel), launcher)
+        }
+        None => (None, backend.launcher()?),
     };
     let primary = file.as_ref().and_then(|f| Some((f.clone(), launcher.snapshot().read(f)?)));
     let request = launcher

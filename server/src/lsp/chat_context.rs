@@ -116,7 +116,13 @@ impl super::server::Backend {
         history: &[ChatMessage],
     ) -> tower_lsp_server::jsonrpc::Result<Option<(ChatTurn, std::path::PathBuf)>> {
         use super::commands::request_failed;
-        let Ok(launcher) = self.launcher() else { return Ok(None) };
+        // The folder of the chat's document, else the first folder.
+        let folder = params.text_document.as_ref().and_then(|td| self.file_in_workspace(&td.uri, "the chat").ok());
+        let launcher = match folder {
+            Some((folder, _)) => self.launcher_in(&folder),
+            None => self.launcher(),
+        };
+        let Ok(launcher) = launcher else { return Ok(None) };
         let root = launcher.paths.root.clone();
         let focus = params.text_document.as_ref().and_then(|td| {
             let path = td.uri.to_file_path()?.into_owned();

@@ -5,6 +5,7 @@
 //! shadow). Each becomes an `AgentRequest` started through the [`Launcher`](super::agent_flow::Launcher),
 //! so it runs under cancellable progress and its patch is reviewed like a fix.
 
+use super::agent_flow::Launcher;
 use super::commands::request_failed;
 use super::review::ask;
 use super::server::Backend;
@@ -36,23 +37,14 @@ pub fn range_lines(r: &Range) -> (usize, usize) {
     (start, (end as usize).max(start))
 }
 
-/// The arguments of `cmd` and the workspace-relative path they name.
-pub fn target_args(backend: &Backend, args: &[Value], cmd: &str) -> Result<(TargetArgs, String)> {
+/// The arguments of `cmd`, the path they name relative to its workspace folder,
+/// and a launcher for that folder.
+pub fn target_args(backend: &Backend, args: &[Value], cmd: &str) -> Result<(TargetArgs, String, Launcher)> {
     let t: TargetArgs = args.first().cloned().and_then(|v| serde_json::from_value(v).ok()).ok_or_else(|| {
         Error::invalid_params(format!("{cmd} needs [{{\"uri\": .., \"range\": ..}}] (a code action's data)"))
     })?;
-    let (_, paths) = backend.config_and_paths()?;
-    let path = t
-        .uri
-        .to_file_path()
-        .map(|p| p.into_owned())
-        .ok_or_else(|| Error::invalid_params(format!("{cmd} needs a file: URI")))?;
-    let rel = path
-        .strip_prefix(&paths.root)
-        .map_err(|_| request_failed(format!("{} is outside the workspace {}", path.display(), paths.root.display())))?
-        .to_string_lossy()
-        .replace('\\', "/");
-    Ok((t, rel))
+    let (folder, rel) = backend.file_in_workspace(&t.uri, cmd)?;
+    Ok((t, rel, backend.launcher_in(&folder)?))
 }
 
 fn location(rel: &str, range: Option<&Range>) -> Location {
@@ -66,9 +58,8 @@ fn location(rel: &str, range: Option<&Range>) -> Location {
 /// presets of `prompts/edit_presets.md` (`window/showMessageRequest`) and starts
 /// the edit the user picks; answers at once.
 pub async fn edit(backend: &Backend, args: &[Value]) -> Result<Option<Value>> {
-    let (t, rel) = target_args(backend, args, "tinycoder.edit")?;
+    let (t, rel, launcher) = target_args(backend, args, "tinycoder.edit")?;
     let target = location(&rel, t.range.as_ref());
-    let launcher = backend.launcher()?;
     if let Some(instruction) = t.instruction.filter(|i| !i.trim().is_empty()) {
         return launcher
             .start(AgentRequest::Edit { target, instruction, comments_only: false }, "tinycoder: edit")
@@ -92,8 +83,7 @@ pub async fn edit(backend: &Backend, args: &[Value]) -> Result<Option<Value>> {
 
 /// `tinycoder.document [{uri, range}]`: doc comments for the symbol at the range's start.
 pub async fn document(backend: &Backend, args: &[Value]) -> Result<Option<Value>> {
-    let (t, rel) = target_args(backend, args, "tinycoder.document")?;
-    let launcher = backend.launcher()?;
+    let (t, rel, launcher) = target_args(backend, args, "tinycoder.document")?;
     let line = t.range.as_ref().map(|r| r.start.line as usize + 1).unwrap_or(1);
     let text = crate::agent::SourceView::read(&*launcher.snapshot(), &rel)
         .ok_or_else(|| request_failed(format!("{rel} is not a readable text file")))?;
@@ -110,10 +100,10 @@ pub async fn document(backend: &Backend, args: &[Value]) -> Result<Option<Value>
 
 /// `tinycoder.generateTests [{uri, range, testFile?}]`: tests for the symbol at the range's start.
 pub async fn generate_tests(backend: &Backend, args: &[Value]) -> Result<Option<Value>> {
-    let (t, rel) = target_args(backend, args, "tinycoder.generateTests")?;
+    let (t, rel, launcher) = target_args(backend, args, "tinycoder.generateTests")?;
     let line = t.range.as_ref().map(|r| r.start.line as usize + 1).unwrap_or(1);
     let request = AgentRequest::AddTests { target: Location::line(rel, line), test_file: t.test_file };
-    backend.launcher()?.start(request, "tinycoder: write tests").map(Some)
+    launcher.start(request, "tinycoder: write tests").map(Some)
 }
 
 #[cfg(test)]

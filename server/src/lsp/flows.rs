@@ -16,11 +16,12 @@ use tower_lsp_server::ls_types::{Diagnostic, DiagnosticSeverity, NumberOrString,
 /// The `source` of diagnostics tinycoder publishes.
 pub const DIAGNOSTIC_SOURCE: &str = "tinycoder";
 
-/// `tinycoder.runTests`: runs the project's tests in a shadow workspace (with the
-/// unsaved buffers) under progress, publishes failures as diagnostics at their
-/// lines, and clears the ones of files that no longer fail.
-pub async fn run_tests(backend: &Backend) -> Result<Option<Value>> {
-    let (config, paths) = backend.config_and_paths()?;
+/// `tinycoder.runTests [{uri?}]`: runs the tests of the folder holding `uri` (else of the
+/// first folder) in a shadow workspace (with the unsaved buffers) under progress, publishes
+/// failures as diagnostics at their lines, and clears the ones of that folder's files that no longer fail.
+pub async fn run_tests(backend: &Backend, args: &[Value]) -> Result<Option<Value>> {
+    let folder = backend.root_for_args(args)?;
+    let (config, paths) = backend.config_and_paths_in(&folder)?;
     let overlays: Vec<BufferOverlay> = backend
         .open_buffers()
         .into_iter()
@@ -69,10 +70,16 @@ pub async fn run_tests(backend: &Backend) -> Result<Option<Value>> {
 pub async fn publish_test_report(h: &super::agent_flow::FlowHandles, root: &Path, report: &crate::sandbox::TestReport) {
     let by_file = diagnostics_by_file(root, &report.failures);
     let published: HashSet<String> = by_file.keys().map(|u| u.as_str().to_string()).collect();
+    // Only this folder's diagnostics are replaced: another folder's tests did not run.
+    let in_root = |uri: &String| {
+        uri.parse::<Uri>().ok().and_then(|u| u.to_file_path().map(|p| p.starts_with(root))).unwrap_or(false)
+    };
     let stale: Vec<String> = match h.test_diagnostics.lock() {
         Ok(mut current) => {
-            let stale = current.difference(&published).cloned().collect();
-            *current = published;
+            let stale: Vec<String> =
+                current.iter().filter(|u| in_root(u) && !published.contains(*u)).cloned().collect();
+            current.retain(|u| !in_root(u));
+            current.extend(published);
             stale
         }
         Err(_) => Vec::new(),
@@ -106,16 +113,26 @@ fn diagnostics_by_file(root: &Path, failures: &[TestFailure]) -> BTreeMap<Uri, V
     out
 }
 
-/// `tinycoder.index`: brings the workspace index up to date under cancellable progress.
-pub async fn index(backend: &Backend) -> Result<Option<Value>> {
-    let (config, paths) = backend.config_and_paths()?;
-    let progress =
-        ProgressHandle::start(backend.client(), backend.jobs(), "tinycoder: indexing", backend.progress_supported());
-    let (_, summary) = tokio::task::spawn_blocking(backend.index_job(paths.root.clone(), config, progress))
-        .await
-        .map_err(|e| request_failed(format!("indexing stopped: {e}")))?
-        .map_err(|e| request_failed(format!("indexing failed: {e}")))?;
-    Ok(Some(serde_json::to_value(summary).map_err(|e| request_failed(e.to_string()))?))
+/// `tinycoder.index [{uri?}]`: brings the index of the folder holding `uri` (else of every
+/// folder, one after the other) up to date under cancellable progress. The answer is the first
+/// folder's summary, with every folder's under `folders`.
+pub async fn index(backend: &Backend, args: &[Value]) -> Result<Option<Value>> {
+    let mut summaries = Vec::new();
+    for folder in backend.roots_for_args(args)? {
+        let (config, paths) = backend.config_and_paths_in(&folder)?;
+        let title = format!("tinycoder: indexing {}", super::indexing::folder_name(&paths.root));
+        let progress = ProgressHandle::start(backend.client(), backend.jobs(), &title, backend.progress_supported());
+        let (_, summary) = tokio::task::spawn_blocking(folder.index.job(paths.root.clone(), config, progress))
+            .await
+            .map_err(|e| request_failed(format!("indexing stopped: {e}")))?
+            .map_err(|e| request_failed(format!("indexing {} failed: {e}", paths.root.display())))?;
+        let mut value = serde_json::to_value(summary).map_err(|e| request_failed(e.to_string()))?;
+        value["root"] = json!(paths.root.display().to_string());
+        summaries.push(value);
+    }
+    let mut answer = summaries.first().cloned().unwrap_or_else(|| json!({}));
+    answer["folders"] = Value::Array(summaries);
+    Ok(Some(answer))
 }
 
 /// `tinycoder.tasks [{"unfinishedOnly": bool, "limit": n}]`: recent tasks, newest first.
@@ -123,7 +140,7 @@ pub async fn tasks(backend: &Backend, args: &[Value]) -> Result<Option<Value>> {
     let opts = args.first();
     let unfinished = opts.and_then(|o| o.get("unfinishedOnly")).and_then(Value::as_bool).unwrap_or(false);
     let limit = opts.and_then(|o| o.get("limit")).and_then(Value::as_u64).unwrap_or(50) as usize;
-    let bus = crate::store::EventBus::new(backend.store()?);
+    let bus = crate::store::EventBus::new(backend.store_for_args(args)?);
     let tasks = bus.tasks(unfinished, limit).await.map_err(|e| request_failed(e.to_string()))?;
     Ok(Some(serde_json::to_value(tasks).map_err(|e| request_failed(e.to_string()))?))
 }
@@ -135,9 +152,10 @@ pub async fn memory_search(backend: &Backend, args: &[Value]) -> Result<Option<V
         Error::invalid_params("tinycoder.memory.search needs a query: [\"text\"] or [{\"query\": \"text\"}]")
     })?;
     let limit = first.and_then(|a| a.get("limit")).and_then(Value::as_u64).unwrap_or(10) as usize;
-    let (config, _) = backend.config_and_paths()?;
+    let folder = backend.root_for_args(args)?;
+    let (config, _) = backend.config_and_paths_in(&folder)?;
     // Text search only: an embedding model would make listing depend on the model server.
-    let retriever = MemoryRetriever::new(MemoryStore::new(backend.store()?), config.memory.clone(), None);
+    let retriever = MemoryRetriever::new(MemoryStore::new(backend.store_in(&folder)?), config.memory.clone(), None);
     let found = retriever
         .search(&query, MemoryFilter::default(), limit)
         .await
@@ -150,6 +168,7 @@ pub async fn memory_delete(backend: &Backend, args: &[Value]) -> Result<Option<V
     let id = string_arg(args, "id").ok_or_else(|| {
         Error::invalid_params("tinycoder.memory.delete needs an id: [\"<id>\"] or [{\"id\": \"<id>\"}]")
     })?;
-    let deleted = MemoryStore::new(backend.store()?).delete(&id).await.map_err(|e| request_failed(e.to_string()))?;
+    let store = backend.store_for_args(args)?;
+    let deleted = MemoryStore::new(store).delete(&id).await.map_err(|e| request_failed(e.to_string()))?;
     Ok(Some(json!({ "id": id, "deleted": deleted })))
 }

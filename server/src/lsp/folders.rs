@@ -1,70 +1,80 @@
-//! Workspace folders: tinycoder follows one folder (the first the editor
-//! opened with); added and removed folders are explained to the user instead
-//! of silently ignored.
+//! Workspace folders added and removed while the server runs: an added folder
+//! gets its own configuration, index (built under progress) and store; a
+//! removed one stops being indexed and its files are no longer served. When
+//! the first folder goes, the next one's settings become the server's.
 
 use super::server::Backend;
-use std::path::{Path, PathBuf};
-use tower_lsp_server::ls_types::{DidChangeWorkspaceFoldersParams, MessageType};
+use crate::config::{ConfigInputs, LoadedConfig};
+use std::path::PathBuf;
+use tower_lsp_server::ls_types::DidChangeWorkspaceFoldersParams;
 
 impl Backend {
-    /// `workspace/didChangeWorkspaceFolders`: logs the change and, when it
-    /// touches what tinycoder works on, tells the user (without waiting).
+    /// `workspace/didChangeWorkspaceFolders`: removes, then adds folders (all before any await),
+    /// reads the new folders' configuration and starts indexing them in the background.
     pub(super) fn workspace_folders_changed(&self, params: DidChangeWorkspaceFoldersParams) {
         let paths = |folders: &[tower_lsp_server::ls_types::WorkspaceFolder]| -> Vec<PathBuf> {
             folders.iter().filter_map(|f| f.uri.to_file_path().map(|p| p.into_owned())).collect()
         };
         let (added, removed) = (paths(&params.event.added), paths(&params.event.removed));
-        tracing::info!(added = added.len(), removed = removed.len(), "workspace folders changed");
-        let root = self.workspace.read().ok().and_then(|w| w.clone());
-        if let Some(message) = folders_message(root.as_deref(), &added, &removed) {
-            tracing::warn!("{message}");
-            let client = self.client().clone();
-            tokio::spawn(async move { client.show_message(MessageType::WARNING, message).await });
+        let Ok(mut roots) = self.roots.write() else { return tracing::error!("workspace folders unavailable") };
+        let primary_before = roots.primary().map(|r| r.root.clone());
+        for path in &removed {
+            match roots.remove(path) {
+                Some(_) => tracing::info!(root = %path.display(), "workspace folder removed"),
+                None => tracing::debug!(root = %path.display(), "removed folder was not a workspace folder"),
+            }
+        }
+        let new: Vec<_> = added.into_iter().filter_map(|path| roots.add(path)).collect();
+        let primary_now = roots.primary().map(|r| r.root.clone());
+        drop(roots);
+        if primary_now != primary_before {
+            tracing::info!(primary = ?primary_now, "the first workspace folder changed: its settings now apply");
+            let options = self.init_options.lock().ok().and_then(|o| o.clone());
+            if let Err(message) = self.load_settings(options) {
+                self.show_error_later(format!("{message}; keeping the previous configuration"));
+            }
+            self.ask_about_trust();
+        }
+        self.read_folder_configs();
+        for folder in new {
+            tracing::info!(root = %folder.root.display(), "workspace folder added");
+            self.start_index(folder.clone());
+            self.ask_about_unfinished_tasks(&folder);
         }
     }
-}
 
-/// What to tell the user about a change of folders, given the folder tinycoder works on.
-fn folders_message(root: Option<&Path>, added: &[PathBuf], removed: &[PathBuf]) -> Option<String> {
-    let Some(root) = root else {
-        return (!added.is_empty()).then(|| {
-            "tinycoder started without a workspace folder and does not pick up folders added later; \
-             restart the language server (or reopen the editor) with the folder open"
-                .to_string()
-        });
-    };
-    if removed.iter().any(|r| r == root) {
-        return Some(format!(
-            "tinycoder keeps working on {}, which was removed from the workspace; restart the language \
-             server to work on another folder",
-            root.display()
-        ));
-    }
-    let others: Vec<String> = added.iter().filter(|a| a.as_path() != root).map(|a| a.display().to_string()).collect();
-    (!others.is_empty()).then(|| {
-        format!(
-            "tinycoder works on one folder, {}; {} is not indexed and its files get no tinycoder context. \
-             Open it in a window of its own to use tinycoder there",
-            root.display(),
-            others.join(", ")
-        )
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn changes_of_folders_are_explained() {
-        let root = PathBuf::from("/w/app");
-        let other = PathBuf::from("/w/lib");
-        let said = folders_message(Some(&root), std::slice::from_ref(&other), &[]).expect("a message");
-        assert!(said.contains("one folder, /w/app") && said.contains("/w/lib is not indexed"), "{said}");
-        let said = folders_message(Some(&root), &[], std::slice::from_ref(&root)).expect("a message");
-        assert!(said.contains("keeps working on /w/app"), "{said}");
-        assert_eq!(folders_message(Some(&root), &[], std::slice::from_ref(&other)), None, "another folder went");
-        assert_eq!(folders_message(Some(&root), std::slice::from_ref(&root), &[]), None, "the same folder again");
-        assert!(folders_message(None, &[other], &[]).is_some_and(|m| m.contains("without a workspace folder")));
+    /// Reads the configuration of every folder but the first (the user's layers and the
+    /// folder's own `.tinycoder.toml`, under the folder's recorded trust). Small files,
+    /// read in notifications only (never on the keystroke path). A folder whose file is
+    /// invalid falls back to the server's settings, and the user is told why.
+    pub(super) fn read_folder_configs(&self) {
+        let roots = self.roots();
+        let init_options = self.init_options.lock().ok().and_then(|o| o.clone());
+        for (i, folder) in roots.iter().enumerate() {
+            let own = if i == 0 {
+                None
+            } else {
+                let mut inputs = ConfigInputs::from_environment(Some(folder.root.clone()));
+                inputs.init_options = init_options.clone();
+                match LoadedConfig::load(&inputs) {
+                    Ok(loaded) => {
+                        self.report_trust(&loaded.trust);
+                        Some(loaded.config)
+                    }
+                    Err(e) => {
+                        let message = format!(
+                            "tinycoder: the settings of {} are not applied ({e}); it uses those of {}",
+                            folder.root.display(),
+                            roots[0].root.display()
+                        );
+                        self.show_error_later(message);
+                        None
+                    }
+                }
+            };
+            if let Ok(mut slot) = folder.config.write() {
+                *slot = own;
+            }
+        }
     }
 }

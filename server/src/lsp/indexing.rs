@@ -1,8 +1,9 @@
-//! The workspace index seen from the server: opened once off the async threads
+//! Each workspace folder's index seen from the server: opened once off the async threads
 //! after `initialized`, brought up to date under progress, and fed edited
 //! buffers by a debounced background task (didChange only marks a URI dirty).
 
 use super::progress::ProgressHandle;
+use super::roots::WorkspaceRoot;
 use super::server::Backend;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -81,61 +82,50 @@ impl IndexSlots {
     }
 }
 
-impl Backend {
-    /// The workspace index, when it has been opened.
-    pub(super) fn index(&self) -> Option<Arc<crate::index::WorkspaceIndex>> {
-        self.index.get().cloned()
-    }
-
-    /// Owned handles to open the index from a background task.
-    pub(super) fn index_slots(&self) -> IndexSlots {
-        IndexSlots {
-            slot: self.index.clone(),
-            open: self.index_open.clone(),
-            run: self.index_run.clone(),
-            caught_up: self.index_caught_up.clone(),
+impl Default for IndexSlots {
+    fn default() -> Self {
+        Self {
+            slot: Arc::new(std::sync::OnceLock::new()),
+            open: Arc::new(std::sync::Mutex::new(())),
+            run: Arc::new(std::sync::Mutex::new(())),
+            caught_up: Arc::new(tokio::sync::watch::channel(false).0),
         }
     }
+}
 
-    /// [`IndexSlots::job`] for this server's index.
-    pub(super) fn index_job(
-        &self,
-        root: PathBuf,
-        config: crate::config::Config,
-        progress: ProgressHandle,
-    ) -> impl FnOnce() -> std::result::Result<IndexedWorkspace, crate::index::IndexError> + Send + 'static {
-        self.index_slots().job(root, config, progress)
-    }
-
-    /// Opens the workspace index off the async threads, brings it up to date under
-    /// progress, and starts feeding it edited buffers (debounced).
-    pub(super) fn start_index(&self) {
-        let Ok((config, paths)) = self.config_and_paths() else { return };
+impl Backend {
+    /// Opens `folder`'s index off the async threads, brings it up to date under
+    /// progress, and starts feeding it edited buffers (debounced) until the folder is removed.
+    pub(super) fn start_index(&self, folder: Arc<WorkspaceRoot>) {
+        let Ok((config, paths)) = self.config_and_paths_in(&folder) else { return };
         let docs = self.docs.clone();
-        let dirty = self.index_dirty.clone();
         let debounce = std::time::Duration::from_millis(config.index.debounce_ms.max(10));
-        let progress =
-            ProgressHandle::start(&self.client, &self.jobs, "tinycoder: indexing", self.progress_supported());
-        let job = self.index_job(paths.root.clone(), config, progress);
+        let title = match self.roots().len() {
+            0 | 1 => "tinycoder: indexing".to_string(),
+            _ => format!("tinycoder: indexing {}", folder_name(&paths.root)),
+        };
+        let progress = ProgressHandle::start(&self.client, &self.jobs, &title, self.progress_supported());
+        let job = folder.index.job(paths.root.clone(), config, progress);
         let client = self.client.clone();
         tokio::spawn(async move {
             let opened = tokio::task::spawn_blocking(job).await;
             let index = match opened {
                 Ok(Ok((index, summary))) => {
-                    tracing::info!(files = summary.files, indexed = summary.indexed, "workspace index ready");
+                    let root = folder.root.display().to_string();
+                    tracing::info!(files = summary.files, indexed = summary.indexed, %root, "workspace index ready");
                     index
                 }
                 Ok(Err(e)) => {
-                    let message = format!("tinycoder: the workspace index is not available: {e}");
+                    let message = format!("tinycoder: the index of {} is not available: {e}", folder.root.display());
                     tracing::warn!("{message}");
                     client.show_message(MessageType::WARNING, message).await;
                     return;
                 }
                 Err(e) => return tracing::error!("index task failed: {e}"),
             };
-            loop {
+            while !folder.is_removed() {
                 tokio::time::sleep(debounce).await;
-                let uris: Vec<String> = match dirty.lock() {
+                let uris: Vec<String> = match folder.dirty.lock() {
                     Ok(mut d) => d.drain().collect(),
                     Err(_) => return,
                 };
@@ -150,6 +140,12 @@ impl Backend {
                     }
                 }
             }
+            tracing::info!(root = %folder.root.display(), "folder removed: its index is no longer fed");
         });
     }
+}
+
+/// The last part of a folder's path, for progress titles.
+pub(super) fn folder_name(root: &std::path::Path) -> String {
+    root.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| root.display().to_string())
 }

@@ -23,6 +23,7 @@ mod plan_flow;
 pub mod progress;
 mod resume;
 mod review;
+mod roots;
 pub mod server;
 pub mod symbols;
 pub mod transport;

@@ -15,14 +15,16 @@ use std::sync::Arc;
 use tower_lsp_server::jsonrpc::{Error, Result};
 use tower_lsp_server::ls_types::MessageType;
 
-/// `tinycoder.run ["REQUEST"]` or `[{"request": "REQUEST"}]`: answers at once with the task and job ids.
+/// `tinycoder.run ["REQUEST"]` or `[{"request": "REQUEST", "uri"?}]`: runs in the folder holding
+/// `uri` (else the first folder); answers at once with the task and job ids.
 pub async fn run(backend: &Backend, args: &[Value]) -> Result<Option<Value>> {
     let request = string_arg(args, "request").filter(|r| !r.trim().is_empty()).ok_or_else(|| {
         Error::invalid_params(
             "tinycoder.run needs the request in words: [\"add a timeout to fetch\"] or [{\"request\": \"…\"}]",
         )
     })?;
-    backend.launcher()?.start_planned(request).map(Some)
+    let folder = backend.root_for_args(args)?;
+    backend.launcher_in(&folder)?.start_planned(request).map(Some)
 }
 
 impl Launcher {

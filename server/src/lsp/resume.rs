@@ -13,11 +13,16 @@ pub const MARK_FAILED: &str = "Mark as failed";
 pub const KEEP: &str = "Resume";
 
 impl Backend {
-    /// Looks for unfinished tasks off the handler (store opened on a blocking thread) and asks the user.
-    pub(super) fn ask_about_unfinished_tasks(&self) {
-        let Ok(open) = self.store_opener() else { return };
+    /// Looks for `folder`'s unfinished tasks off the handler (store opened on a blocking thread) and asks the user.
+    pub(super) fn ask_about_unfinished_tasks(&self, folder: &super::roots::WorkspaceRoot) {
+        let Ok(open) = self.store_opener_in(folder) else { return };
         let client = self.client.clone();
-        let launcher = self.launcher();
+        let launcher = self.launcher_in(folder);
+        // With several folders, the question says which one the tasks belong to.
+        let place = match self.roots().len() {
+            0 | 1 => String::new(),
+            _ => format!(" in {}", folder.root.display()),
+        };
         tokio::spawn(async move {
             let opened = tokio::task::spawn_blocking(open).await;
             let store = match opened {
@@ -48,8 +53,8 @@ impl Backend {
                 .collect();
             let more = if tasks.len() > 3 { format!(" and {} more", tasks.len() - 3) } else { String::new() };
             let message = format!(
-                "tinycoder: {} task(s) did not finish in an earlier run: {}{more}. Resume them from their \
-                 last checkpoint, or mark them as failed?",
+                "tinycoder: {} task(s){place} did not finish in an earlier run: {}{more}. Resume them from \
+                 their last checkpoint, or mark them as failed?",
                 tasks.len(),
                 names.join(", ")
             );

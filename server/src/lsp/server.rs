@@ -19,7 +19,7 @@ use crate::text::PositionEncoding;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::HashSet;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use tower_lsp_server::jsonrpc::{Error, Result};
@@ -54,7 +54,8 @@ pub struct Backend {
     pub(super) options: ServerOptions,
     pub(super) docs: Arc<Mutex<DocumentStore>>,
     pub(super) encoding: RwLock<PositionEncoding>,
-    pub(super) workspace: RwLock<Option<PathBuf>>,
+    /// The workspace folders, each with its own index and store; the first one's settings apply.
+    pub(super) roots: RwLock<super::roots::WorkspaceRoots>,
     pub(super) init_options: Arc<Mutex<Option<Value>>>,
     pub(super) settings: Arc<RwLock<Option<Arc<Settings>>>>,
     /// Content hashes of untrusted workspace settings already put to the user in this run.
@@ -66,19 +67,6 @@ pub struct Backend {
     pub(super) test_diagnostics: Arc<Mutex<HashSet<String>>>,
     /// What the client can do with workspace edits (from `initialize`).
     pub(super) edit_support: RwLock<super::agent_flow::EditSupport>,
-    /// The workspace's SQLite store, opened on first use (never on the keystroke path).
-    pub(super) store: Arc<Mutex<Option<crate::store::Store>>>,
-    /// The workspace index, opened in the background after `initialized`.
-    pub(super) index: Arc<std::sync::OnceLock<Arc<crate::index::WorkspaceIndex>>>,
-    /// Serialises opening the index (one tantivy writer per workspace).
-    pub(super) index_open: Arc<Mutex<()>>,
-    /// Serialises full index runs (start-up and `tinycoder.index`), so they never interleave.
-    pub(super) index_run: Arc<Mutex<()>>,
-    /// True once the start-up catch-up run has ended; tasks and chats wait for it.
-    pub(super) index_caught_up: Arc<tokio::sync::watch::Sender<bool>>,
-    /// Open buffers edited since the index last saw them (URIs); a background task
-    /// hands their text to the index once per `index.debounce_ms`, so a keystroke costs an insert.
-    pub(super) index_dirty: Arc<Mutex<HashSet<String>>>,
     /// Set while an undo waits for the editor to apply it, so two undos never restore the same patch.
     pub(super) undo_busy: Arc<AtomicBool>,
 }
@@ -162,13 +150,16 @@ pub(super) fn lock_err<T>(_: T) -> Error {
 impl Backend {
     /// A backend talking to `client`.
     pub fn new(client: Client, options: ServerOptions) -> Self {
-        let workspace = options.workspace.clone();
+        let mut roots = super::roots::WorkspaceRoots::default();
+        if let Some(root) = options.workspace.clone() {
+            roots.add(root);
+        }
         Self {
             client,
             options,
             docs: Arc::new(Mutex::new(DocumentStore::default())),
             encoding: RwLock::new(PositionEncoding::Utf16),
-            workspace: RwLock::new(workspace),
+            roots: RwLock::new(roots),
             init_options: Arc::new(Mutex::new(None)),
             settings: Arc::new(RwLock::new(None)),
             trust_asked: Arc::new(Mutex::new(HashSet::new())),
@@ -177,12 +168,6 @@ impl Backend {
             chats: Mutex::new(ChatSessions::default()),
             test_diagnostics: Arc::new(Mutex::new(HashSet::new())),
             edit_support: RwLock::new(Default::default()),
-            store: Arc::new(Mutex::new(None)),
-            index: Arc::new(std::sync::OnceLock::new()),
-            index_open: Arc::new(Mutex::new(())),
-            index_run: Arc::new(Mutex::new(())),
-            index_caught_up: Arc::new(tokio::sync::watch::channel(false).0),
-            index_dirty: Arc::new(Mutex::new(HashSet::new())),
             undo_busy: Arc::new(AtomicBool::new(false)),
         }
     }
@@ -202,14 +187,53 @@ impl Backend {
         &self.client
     }
 
-    /// The effective configuration and the workspace's directories (an error when no folder is open).
-    pub(super) fn config_and_paths(&self) -> Result<(crate::config::Config, crate::paths::WorkspacePaths)> {
-        let settings = self.settings().ok_or_else(|| request_failed("tinycoder is not initialized yet"))?;
-        let root = self.workspace.read().ok().and_then(|w| w.clone()).ok_or_else(|| {
+    /// The workspace folders, the first one first.
+    pub(super) fn roots(&self) -> Vec<Arc<super::roots::WorkspaceRoot>> {
+        self.roots.read().map(|r| r.all()).unwrap_or_default()
+    }
+
+    /// The first workspace folder (an error when no folder is open).
+    pub(super) fn primary_root(&self) -> Result<Arc<super::roots::WorkspaceRoot>> {
+        self.roots.read().ok().and_then(|r| r.primary()).ok_or_else(|| {
             request_failed("tinycoder needs a workspace folder for this: open a folder (or start it with --workspace)")
-        })?;
-        let config = settings.loaded.config.clone();
-        let paths = crate::paths::WorkspacePaths::new(&root, &config.store.dir);
+        })
+    }
+
+    /// The workspace folder that holds `path` (an error naming the folders when none does).
+    pub(super) fn root_of(&self, path: &Path) -> Result<Arc<super::roots::WorkspaceRoot>> {
+        let roots = self.roots.read().map_err(lock_err)?;
+        roots.holding(path).ok_or_else(|| match roots.primary() {
+            None => request_failed(
+                "tinycoder needs a workspace folder for this: open a folder (or start it with --workspace)",
+            ),
+            Some(_) => {
+                request_failed(format!("{} is outside the workspace folders ({})", path.display(), roots.describe()))
+            }
+        })
+    }
+
+    /// The folder holding the file at `uri` and the file's path relative to it, `/`-separated.
+    pub(super) fn file_in_workspace(&self, uri: &Uri, cmd: &str) -> Result<(Arc<super::roots::WorkspaceRoot>, String)> {
+        let path = uri
+            .to_file_path()
+            .map(|p| p.into_owned())
+            .ok_or_else(|| Error::invalid_params(format!("{cmd} needs a file: URI")))?;
+        let root = self.root_of(&path)?;
+        let rel = path.strip_prefix(&root.root).map_err(|_| request_failed("internal: folder mismatch"))?;
+        let rel = rel.to_string_lossy().replace('\\', "/");
+        Ok((root, rel))
+    }
+
+    /// The effective configuration and the directories of `folder`: its own configuration
+    /// when it is not the first folder and it was read, else the server's.
+    pub(super) fn config_and_paths_in(
+        &self,
+        folder: &super::roots::WorkspaceRoot,
+    ) -> Result<(crate::config::Config, crate::paths::WorkspacePaths)> {
+        let settings = self.settings().ok_or_else(|| request_failed("tinycoder is not initialized yet"))?;
+        let own = folder.config.read().ok().and_then(|c| c.clone());
+        let config = own.unwrap_or_else(|| settings.loaded.config.clone());
+        let paths = crate::paths::WorkspacePaths::new(&folder.root, &config.store.dir);
         Ok((config, paths))
     }
 
@@ -237,19 +261,53 @@ impl Backend {
         }
     }
 
-    /// The workspace store, opened on first use.
-    pub(super) fn store(&self) -> Result<crate::store::Store> {
-        let (config, paths) = self.config_and_paths()?;
-        open_store_once(&self.store, &paths.root, &config).map_err(|e| request_failed(e.to_string()))
+    /// `folder`'s store, opened on first use.
+    pub(super) fn store_in(&self, folder: &super::roots::WorkspaceRoot) -> Result<crate::store::Store> {
+        let (config, paths) = self.config_and_paths_in(folder)?;
+        open_store_once(&folder.store, &paths.root, &config).map_err(|e| request_failed(e.to_string()))
     }
 
-    /// [`Backend::store`] as a closure to run on a blocking thread.
-    pub(super) fn store_opener(
+    /// The first folder's store (where chat sessions are kept: a chat belongs to the window, not a folder).
+    pub(super) fn store(&self) -> Result<crate::store::Store> {
+        let folder = self.primary_root()?;
+        self.store_in(&folder)
+    }
+
+    /// The store of the folder a command's optional `uri` argument names, else of the first folder.
+    pub(super) fn store_for_args(&self, args: &[Value]) -> Result<crate::store::Store> {
+        let folder = self.root_for_args(args)?;
+        self.store_in(&folder)
+    }
+
+    /// The folder a command's optional `uri` argument names, else the first folder.
+    pub(super) fn root_for_args(&self, args: &[Value]) -> Result<Arc<super::roots::WorkspaceRoot>> {
+        let uri = args.first().and_then(|a| a.get("uri")).and_then(Value::as_str);
+        match uri.map(|u| u.parse::<Uri>()) {
+            Some(Ok(uri)) => Ok(self.file_in_workspace(&uri, "this command")?.0),
+            Some(Err(e)) => Err(Error::invalid_params(format!("\"uri\" is not a URI: {e}"))),
+            None => self.primary_root(),
+        }
+    }
+
+    /// The folder a command's optional `uri` argument names, else every folder (the first one first).
+    pub(super) fn roots_for_args(&self, args: &[Value]) -> Result<Vec<Arc<super::roots::WorkspaceRoot>>> {
+        match args.first().and_then(|a| a.get("uri")) {
+            Some(_) => Ok(vec![self.root_for_args(args)?]),
+            None => {
+                self.primary_root()?;
+                Ok(self.roots())
+            }
+        }
+    }
+
+    /// [`Backend::store_in`] as a closure to run on a blocking thread.
+    pub(super) fn store_opener_in(
         &self,
+        folder: &super::roots::WorkspaceRoot,
     ) -> Result<impl FnOnce() -> std::result::Result<crate::store::Store, crate::store::StoreError> + Send + 'static>
     {
-        let (config, paths) = self.config_and_paths()?;
-        let slot = self.store.clone();
+        let (config, paths) = self.config_and_paths_in(folder)?;
+        let slot = folder.store.clone();
         Ok(move || open_store_once(&slot, &paths.root, &config))
     }
 
@@ -262,8 +320,8 @@ impl Backend {
     }
 
     /// Loads configuration from files, env and `init_options`; on error keeps the old one.
-    fn load_settings(&self, init_options: Option<Value>) -> std::result::Result<(), String> {
-        let workspace = self.workspace.read().ok().and_then(|w| w.clone());
+    pub(super) fn load_settings(&self, init_options: Option<Value>) -> std::result::Result<(), String> {
+        let workspace = self.roots.read().ok().and_then(|r| r.primary()).map(|r| r.root.clone());
         let settings = build_settings(workspace, init_options, &self.options.model_factory)?;
         self.report_trust(&settings.loaded.trust);
         if let Ok(mut s) = self.settings.write() {
@@ -272,7 +330,7 @@ impl Backend {
         Ok(())
     }
 
-    fn show_error_later(&self, message: String) {
+    pub(super) fn show_error_later(&self, message: String) {
         tracing::error!("{message}");
         let client = self.client.clone();
         tokio::spawn(async move { client.show_message(MessageType::ERROR, message).await });
@@ -343,16 +401,23 @@ impl LanguageServer for Backend {
         if let Ok(mut e) = self.edit_support.write() {
             *e = support;
         }
-        let folder = params
+        let mut folders: Vec<PathBuf> = params
             .workspace_folders
-            .as_ref()
-            .and_then(|f| f.first())
-            .and_then(|f| f.uri.to_file_path().map(|p| p.into_owned()));
+            .iter()
+            .flatten()
+            .filter_map(|f| f.uri.to_file_path().map(|p| p.into_owned()))
+            .collect();
         #[allow(deprecated)]
-        let root = folder.or_else(|| params.root_uri.as_ref().and_then(|u| u.to_file_path().map(|p| p.into_owned())));
-        if let Some(root) = root {
-            if let Ok(mut w) = self.workspace.write() {
-                *w = Some(root);
+        if folders.is_empty() {
+            folders.extend(params.root_uri.as_ref().and_then(|u| u.to_file_path().map(|p| p.into_owned())));
+        }
+        if !folders.is_empty() {
+            if let Ok(mut roots) = self.roots.write() {
+                // The client's folders replace the command line's.
+                *roots = Default::default();
+                for folder in folders {
+                    roots.add(folder);
+                }
             }
         }
         let init_options = meaningful_options(params.initialization_options.clone());
@@ -402,8 +467,11 @@ impl LanguageServer for Backend {
     async fn initialized(&self, _: InitializedParams) {
         tracing::info!(encoding = self.encoding().as_lsp_str(), "tinycoder language server initialized");
         self.ask_about_trust();
-        self.start_index();
-        self.ask_about_unfinished_tasks();
+        self.read_folder_configs();
+        for folder in self.roots() {
+            self.start_index(folder.clone());
+            self.ask_about_unfinished_tasks(&folder);
+        }
     }
 
     async fn shutdown(&self) -> Result<()> {
@@ -429,8 +497,9 @@ impl LanguageServer for Backend {
             }
             Err(_) => tracing::error!("document store unavailable; didChange dropped"),
         }
-        if let Ok(mut dirty) = self.index_dirty.lock() {
-            dirty.insert(uri_key(&params.text_document.uri));
+        let folder = params.text_document.uri.to_file_path().and_then(|p| self.roots.read().ok()?.holding(&p));
+        if let Some(folder) = folder {
+            folder.mark_dirty(uri_key(&params.text_document.uri));
         }
     }
 
@@ -438,7 +507,9 @@ impl LanguageServer for Backend {
         if let Ok(mut docs) = self.docs.lock() {
             docs.close(&uri_key(&params.text_document.uri));
         }
-        if let (Some(index), Some(path)) = (self.index(), params.text_document.uri.to_file_path()) {
+        let Some(path) = params.text_document.uri.to_file_path() else { return };
+        let index = self.roots.read().ok().and_then(|r| r.holding(&path)).and_then(|f| f.index.get());
+        if let Some(index) = index {
             index.close_buffer(&path);
         }
     }
@@ -460,6 +531,7 @@ impl LanguageServer for Backend {
                 }
                 tracing::info!("configuration reloaded");
                 self.ask_about_trust();
+                self.read_folder_configs();
             }
             Err(message) => self.show_error_later(format!("{message}; keeping the previous configuration")),
         }

@@ -122,7 +122,7 @@ impl Backend {
         let settings_slot = self.settings.clone();
         let init_options = self.init_options.clone();
         let factory = self.options.model_factory.clone();
-        let root = self.workspace.read().ok().and_then(|w| w.clone());
+        let root = self.roots.read().ok().and_then(|r| r.primary()).map(|r| r.root.clone());
         tokio::spawn(async move {
             let actions = [TRUST, KEEP_IGNORED]
                 .map(|title| MessageActionItem { title: title.to_string(), properties: Default::default() })

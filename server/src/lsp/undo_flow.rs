@@ -79,6 +79,25 @@ async fn last_point(history: &UndoHistory) -> Result<Option<UndoPoint>> {
         .map_err(|e| request_failed(e.to_string()))
 }
 
+/// What an undo or a commit works on: a folder's configuration, paths, undo history and its newest point.
+type FolderPoint = (crate::config::Config, crate::paths::WorkspacePaths, UndoHistory, UndoPoint);
+
+/// The newest undo point of the folder a command's `uri` names, else of every folder
+/// (the last patch applied anywhere in the workspace).
+async fn newest_point(backend: &Backend, args: &[Value]) -> Result<Option<FolderPoint>> {
+    let mut newest: Option<FolderPoint> = None;
+    for folder in backend.roots_for_args(args)? {
+        let (config, paths) = backend.config_and_paths_in(&folder)?;
+        let history = UndoHistory::new(&paths, &config.undo);
+        if let Some(point) = last_point(&history).await? {
+            if newest.as_ref().is_none_or(|(.., p)| point.created_unix_ms > p.created_unix_ms) {
+                newest = Some((config, paths, history, point));
+            }
+        }
+    }
+    Ok(newest)
+}
+
 /// Clears the busy flag when the undo ends, however it ends.
 struct Busy(Arc<AtomicBool>);
 
@@ -88,17 +107,16 @@ impl Drop for Busy {
     }
 }
 
-/// `tinycoder.undo`: answers at once with the files it restores, then sends the
+/// `tinycoder.undo [{uri?}]`: undoes the last patch applied in the folder holding `uri`, else
+/// anywhere in the workspace. Answers at once with the files it restores, then sends the
 /// restore as `workspace/applyEdit`; the point is consumed when the editor applies it.
-pub async fn undo(backend: &Backend, _args: &[Value]) -> Result<Option<Value>> {
-    let (config, paths) = backend.config_and_paths()?;
+pub async fn undo(backend: &Backend, args: &[Value]) -> Result<Option<Value>> {
     if backend.undo_busy.swap(true, Ordering::SeqCst) {
         return Err(request_failed("an undo is already waiting for the editor to apply it; answer that one first"));
     }
     let busy = Busy(backend.undo_busy.clone());
     let h = backend.flow_handles();
-    let history = UndoHistory::new(&paths, &config.undo);
-    let Some(point) = last_point(&history).await? else {
+    let Some((_, paths, history, point)) = newest_point(backend, args).await? else {
         return Ok(Some(json!({"undone": false, "message": NOTHING_TO_UNDO})));
     };
     let root = paths.root.clone();
@@ -211,12 +229,11 @@ fn describe(plan: &[FileUndo]) -> String {
     parts.join("; ")
 }
 
-/// `tinycoder.commit [message?]`: commits exactly the last applied patch's files
-/// with git; its message is the task's summary unless one is given.
+/// `tinycoder.commit [message?]` or `[{message?, uri?}]`: commits exactly the last applied
+/// patch's files (in the folder holding `uri`, else anywhere) with git; its message is the
+/// task's summary unless one is given.
 pub async fn commit(backend: &Backend, args: &[Value]) -> Result<Option<Value>> {
-    let (config, paths) = backend.config_and_paths()?;
-    let history = UndoHistory::new(&paths, &config.undo);
-    let Some(point) = last_point(&history).await? else {
+    let Some((config, paths, _, point)) = newest_point(backend, args).await? else {
         return Err(request_failed(
             "nothing to commit: tinycoder has applied no patch in this workspace (or it was undone)",
         ));

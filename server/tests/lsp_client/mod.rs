@@ -144,11 +144,20 @@ impl LspClient {
     /// `test_rel`, lists the code actions there as an editor's light bulb does and runs
     /// the quick-fix: the diagnostic and the command's answer.
     pub fn start_test_quick_fix(&mut self, test_rel: &str) -> (Value, Value) {
+        let root = self.root().to_path_buf();
+        self.start_test_quick_fix_in(&root, test_rel)
+    }
+
+    /// [`LspClient::start_test_quick_fix`] for a test of the workspace folder `folder`.
+    pub fn start_test_quick_fix_in(&mut self, folder: &std::path::Path, test_rel: &str) -> (Value, Value) {
+        let test_uri = file_uri(folder, test_rel);
         let red = self
-            .request("workspace/executeCommand", json!({"command": "tinycoder.runTests", "arguments": []}))
+            .request(
+                "workspace/executeCommand",
+                json!({"command": "tinycoder.runTests", "arguments": [{"uri": test_uri}]}),
+            )
             .expect("runTests");
         assert_eq!(red["passed"], false, "{red:#}");
-        let test_uri = file_uri(self.root(), test_rel);
         let deadline = Instant::now() + Duration::from_secs(60);
         let diagnostic = loop {
             let found = self
