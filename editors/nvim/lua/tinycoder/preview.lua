@@ -10,7 +10,9 @@ local M = {}
 
 local util = vim.lsp.util
 
--- The open preview: { edit, client_id, encoding, tabs, windows, buffers }.
+-- The open preview: { edit, client_id, encoding, tabs, source_buffers, scratch_buffers, ticks }.
+-- `ticks` holds each source buffer's `b:changedtick` when the preview opened: a
+-- buffer edited since then makes the patch stale, and Accept refuses it.
 M.pending = nil
 -- The last accepted patch, for :TinycoderUndo: { {bufnr, before, after}, ... }.
 M.last_applied = nil
@@ -69,7 +71,8 @@ function M.show(edit, client_id, label)
   if M.pending then close() end
   local client = vim.lsp.get_client_by_id(client_id)
   local encoding = client and client.offset_encoding or 'utf-16'
-  local p = { edit = edit, client_id = client_id, encoding = encoding, tabs = {}, source_buffers = {}, scratch_buffers = {} }
+  local p = { edit = edit, client_id = client_id, encoding = encoding, tabs = {}, source_buffers = {}, scratch_buffers = {},
+    ticks = {} }
   for _, fe in ipairs(file_edits(edit)) do
     local bufnr = vim.uri_to_bufnr(fe.uri)
     vim.fn.bufload(bufnr)
@@ -103,6 +106,7 @@ function M.show(edit, client_id, label)
     end
     table.insert(p.source_buffers, bufnr)
     table.insert(p.scratch_buffers, scratch)
+    p.ticks[bufnr] = vim.api.nvim_buf_get_changedtick(bufnr)
   end
   M.pending = p
   local annotation = (edit.changeAnnotations or {})['tinycoder.patch']
@@ -111,10 +115,28 @@ function M.show(edit, client_id, label)
   pcall(vim.api.nvim_exec_autocmds, 'User', { pattern = 'TinycoderPreview' })
 end
 
+-- The first source buffer edited since the preview opened, or nil. Neovim's own
+-- version check only prints "newer than edits" and applies nothing, so the
+-- plugin checks first and says so.
+local function stale_buffer(p)
+  for _, b in ipairs(p.source_buffers) do
+    if not vim.api.nvim_buf_is_valid(b) or vim.api.nvim_buf_get_changedtick(b) ~= p.ticks[b] then return b end
+  end
+  return nil
+end
+
 --- Applies the previewed patch, remembers it for :TinycoderUndo, and runs the tests again.
+--- A buffer edited since the preview opened makes the patch stale: nothing is applied.
 function M.accept()
   local p = M.pending
   if not p then return notify('no patch to accept', vim.log.levels.WARN) end
+  local stale = stale_buffer(p)
+  if stale then
+    close()
+    local name = vim.api.nvim_buf_is_valid(stale) and vim.fn.fnamemodify(vim.api.nvim_buf_get_name(stale), ':.') or 'a file'
+    return notify(name .. ' changed since the preview, so the patch was not applied (your edits are kept); '
+      .. 'run the fix again to get a patch of the current text', vim.log.levels.WARN)
+  end
   local before = {}
   for _, b in ipairs(p.source_buffers) do before[b] = vim.api.nvim_buf_get_lines(b, 0, -1, false) end
   local ok, err = pcall(util.apply_workspace_edit, p.edit, p.encoding)
