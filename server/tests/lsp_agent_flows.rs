@@ -2,7 +2,8 @@
 //! model (Qwen2.5-Coder 0.5B on the test bed's llama-server): `tinycoder.edit`,
 //! `tinycoder.document`, `tinycoder.generateTests`, `tinycoder.explain`,
 //! `tinycoder.ask`, the refusal (and recompute) of a patch whose buffer changed,
-//! and "Apply / Show diff / Discard" for a client without change annotations.
+//! "Apply / Show diff / Discard" for a client without change annotations, the
+//! edit presets offered when no instruction is given, and cancelling a fix.
 //! Checks are on what the editor receives: the edits apply, the result parses
 //! and the project's tests say what they said before (plus the new tests).
 
@@ -351,4 +352,86 @@ fn without_annotation_support_the_user_sees_the_diff_then_applies() {
         false,
         true,
     );
+}
+
+#[test]
+fn cancelling_a_fix_ends_its_progress_marks_the_task_cancelled_and_proposes_nothing() {
+    let mut client = setup(true, true);
+    let root = client.root().to_path_buf();
+    let before = std::fs::read_to_string(root.join("shop/prices.py")).unwrap();
+    let (_, started) = client.start_test_quick_fix("tests/test_prices.py");
+    let (job, task) = (started["jobId"].clone(), started["taskId"].as_str().unwrap().to_string());
+    // Once the task reports what it is doing, the user cancels it (the editor's progress button).
+    let progress_of = |m: &Value, kind: &str| {
+        m["method"] == "$/progress" && m["params"]["token"] == job && m["params"]["value"]["kind"] == kind
+    };
+    wait_for(&mut client, "a progress report of the fix", |m| progress_of(m, "report"));
+    let cancelled = exec(&mut client, "tinycoder.cancel", job.clone());
+    assert_eq!(cancelled["cancelled"], json!(true), "{cancelled:#}");
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let mut ended = false;
+    let mut status = String::new();
+    while Instant::now() < deadline && !(ended && status == "cancelled") {
+        if let Some(m) = client.recv(Duration::from_millis(500)) {
+            assert!(!is_request(&m, "workspace/applyEdit"), "a cancelled fix proposed a patch: {m:#}");
+            ended |= progress_of(&m, "end");
+            continue;
+        }
+        let tasks = exec(&mut client, "tinycoder.tasks", json!({"limit": 5}));
+        let this = tasks.as_array().unwrap().iter().find(|t| t["task_id"] == task.as_str()).cloned();
+        status = this.and_then(|t| t["status"].as_str().map(str::to_string)).unwrap_or_default();
+    }
+    assert!(ended, "the fix's progress ended");
+    assert_eq!(status, "cancelled", "the task is recorded as cancelled");
+    // Nothing arrives later either, and the file is as it was.
+    let quiet_until = Instant::now() + Duration::from_secs(5);
+    while let Some(m) = client.recv(quiet_until.saturating_duration_since(Instant::now())) {
+        assert!(!is_request(&m, "workspace/applyEdit"), "a cancelled fix proposed a patch: {m:#}");
+    }
+    assert_eq!(std::fs::read_to_string(root.join("shop/prices.py")).unwrap(), before);
+    assert!(client.is_running());
+}
+
+#[test]
+fn edit_without_an_instruction_offers_the_presets_and_starts_the_chosen_one() {
+    let mut client = setup(true, true);
+    let uri = open(&mut client, "shop/discount.py");
+    let chosen = "Make the names clearer";
+    client.replies.insert("window/showMessageRequest".into(), json!({"title": chosen}));
+    let answer = exec(&mut client, "tinycoder.edit", json!({"uri": uri, "range": range(0, 4)}));
+    assert_eq!(answer, json!({"asking": "instruction"}));
+    // The question may have come (and been answered) while the command's answer was awaited.
+    let is_question = |m: &Value| is_request(m, "window/showMessageRequest");
+    let asked = match client.inbox.iter().find(|m| is_question(m)).cloned() {
+        Some(m) => m,
+        None => wait_for(&mut client, "the question with the presets", is_question),
+    };
+    let titles: Vec<&str> =
+        asked["params"]["actions"].as_array().unwrap().iter().filter_map(|a| a["title"].as_str()).collect();
+    let presets =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../prompts/edit_presets.md")).unwrap();
+    let expected: Vec<&str> = presets.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    assert_eq!(titles, expected, "every preset of prompts/edit_presets.md is offered");
+    assert!(asked["params"]["message"].as_str().unwrap().contains("shop/discount.py:1-4"), "{asked:#}");
+    // The chosen preset starts an edit task with that instruction (cancelled here: the patch is not the point).
+    let is_begin = |m: &Value| m["method"] == "$/progress" && m["params"]["value"]["title"] == "tinycoder: edit";
+    let begun = match client.inbox.iter().find(|m| is_begin(m)).cloned() {
+        Some(m) => m,
+        None => wait_for(&mut client, "the edit's progress", is_begin),
+    };
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let inputs = loop {
+        let tasks = exec(&mut client, "tinycoder.tasks", json!({"limit": 5}));
+        let inputs: Vec<String> =
+            tasks.as_array().unwrap().iter().filter_map(|t| t["input"].as_str().map(str::to_string)).collect();
+        if !inputs.is_empty() || Instant::now() > deadline {
+            break inputs;
+        }
+        if let Some(m) = client.recv(Duration::from_millis(300)) {
+            client.inbox.push_back(m);
+        }
+    };
+    exec(&mut client, "tinycoder.cancel", begun["params"]["token"].clone());
+    assert!(inputs.iter().any(|i| i.contains(chosen)), "the task runs the chosen preset: {inputs:?}");
+    assert!(client.is_running());
 }

@@ -9,7 +9,7 @@
 
 use super::agent_flow::{FlowHandles, Redo};
 use super::patch_edit::{plain_workspace_edit, workspace_edit};
-use crate::agent::{read_workspace_file, AgentEnv, ReportStatus, SourceView, TaskReport};
+use crate::agent::{read_workspace_file, AgentEnv, CriticOutcome, ReportStatus, SourceView, TaskReport, TestSummary};
 use crate::edits::Patch;
 use crate::sandbox::BufferOverlay;
 use std::collections::HashMap;
@@ -135,12 +135,19 @@ pub async fn ask(h: &FlowHandles, kind: MessageType, message: String, titles: &[
 
 /// The annotation label: what the patch is and what checked it.
 fn patch_label(report: &TaskReport) -> String {
-    let tests = report.tests_after.as_ref().map(|t| t.headline()).unwrap_or_else(|| "not tested".into());
-    let critic = match report.critic.as_ref().and_then(|c| c.score()) {
+    let best = report.status == ReportStatus::BestAttempt;
+    label_of(best, report.tests_after.as_ref(), report.critic.as_ref())
+}
+
+/// "tinycoder: tests pass (`pytest`, 1.2 s); critic 0.90": the tests after the patch, and the
+/// critic's correctness score when it gave one.
+fn label_of(best_attempt: bool, tests: Option<&TestSummary>, critic: Option<&CriticOutcome>) -> String {
+    let tests = tests.map(|t| t.headline()).unwrap_or_else(|| "not tested".into());
+    let critic = match critic.and_then(|c| c.score()) {
         Some(s) => format!("; critic {:.2}", s.correctness),
         None => String::new(),
     };
-    let best = if report.status == ReportStatus::BestAttempt { " (best attempt, checks fail)" } else { "" };
+    let best = if best_attempt { " (best attempt, checks fail)" } else { "" };
     format!("tinycoder{best}: {tests}{critic}")
 }
 
@@ -248,5 +255,43 @@ async fn rerun_tests(h: &FlowHandles, env: &AgentEnv, snapshot: &super::agent_fl
             let msg = format!("tinycoder: applied, but the tests could not run again: {e}");
             client.show_message(MessageType::WARNING, msg).await
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::contracts::CriticScore;
+
+    #[test]
+    fn the_label_carries_the_test_summary_and_the_critics_score() {
+        let green = TestSummary {
+            available: true,
+            command: "python3 -m pytest".into(),
+            passed: true,
+            duration_ms: 1200,
+            ..Default::default()
+        };
+        let score = CriticScore {
+            correctness: 0.9,
+            usefulness: 0.8,
+            safety: 1.0,
+            memory_store: true,
+            weight: 0.7,
+            explanation: "fixes the off-by-one".into(),
+        };
+        let scored = CriticOutcome::Scored { score };
+        assert_eq!(
+            label_of(false, Some(&green), Some(&scored)),
+            "tinycoder: tests pass (`python3 -m pytest`, 1.2 s); critic 0.90"
+        );
+        let down = CriticOutcome::Unavailable { error: "timed out".into(), fallback: "skip".into() };
+        assert_eq!(label_of(false, Some(&green), Some(&down)), "tinycoder: tests pass (`python3 -m pytest`, 1.2 s)");
+        let red = TestSummary { passed: false, failing: vec!["test_a".into(), "test_b".into()], ..green };
+        assert_eq!(
+            label_of(true, Some(&red), Some(&CriticOutcome::Skipped)),
+            "tinycoder (best attempt, checks fail): 2 failing (`python3 -m pytest`)"
+        );
+        assert_eq!(label_of(false, None, None), "tinycoder: not tested");
     }
 }
