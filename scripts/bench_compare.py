@@ -5,7 +5,11 @@ logging proxy (so both have their tokens counted the same way).
 
 usage: bench_compare.py --model qwen2.5-coder:0.5b [--tasks a,b] [--out DIR]
                         [--tinycoder PATH] [--upstream http://127.0.0.1:8080]
-                        [--skip-aider] [--format whole_symbol]
+                        [--skip-aider] [--format whole_symbol] [--describe]
+                        [--roles critic=qwen2.5-coder:0.5b,summarizer=...]
+
+--roles gives tinycoder a model per role (the roles it does not name keep
+--model); Aider has no roles and always uses --model.
 
 Writes DIR/<agent>-<task>.json and DIR/summary.md (a table per agent).
 """
@@ -63,13 +67,19 @@ def calls(log_path):
     return [json.loads(l) for l in log_path.read_text().splitlines() if l.strip()]
 
 
-def run_tinycoder(binary, task, model, fmt, url, out_dir, describe):
+def run_tinycoder(binary, task, model, fmt, url, out_dir, describe, roles):
     result = out_dir / f"tinycoder-{task}.json"
     env = {**os.environ, "TINYCODER_BACKEND__KIND": "openai", "TINYCODER_BACKEND__URL": url, "RUST_LOG": "warn"}
     home = tempfile.mkdtemp(prefix="bench-tc-")
     env.update({"TINYCODER_CACHE_DIR": f"{home}/cache", "TINYCODER_DATA_DIR": f"{home}/data",
                 "TINYCODER_CONFIG": f"{home}/none.toml"})
-    args = [binary, "bench", "fix", str(CORPUS / task), "--model", model, "--json", str(result)]
+    args = [binary, "bench", "fix", str(CORPUS / task), "--json", str(result)]
+    if roles:
+        # `bench fix --model` would set every role; per-role names go through the environment.
+        for role in ("planner", "coder", "critic", "summarizer"):
+            env[f"TINYCODER_MODELS__{role.upper()}__NAME"] = roles.get(role, model)
+    else:
+        args += ["--model", model]
     if fmt:
         args += ["--format", fmt]
     if describe:
@@ -119,7 +129,9 @@ def main():
     ap.add_argument("--format", default="")
     ap.add_argument("--describe", action="store_true",
                     help="give both agents each task's description as the user's words")
+    ap.add_argument("--roles", default="", help="ROLE=MODEL,… for tinycoder (the others keep --model)")
     a = ap.parse_args()
+    roles = dict(r.split("=", 1) for r in a.roles.split(",") if r)
     out_dir = Path(a.out)
     out_dir.mkdir(parents=True, exist_ok=True)
     tasks = [t for t in a.tasks.split(",") if t] or single_tasks()
@@ -127,7 +139,7 @@ def main():
     for task in tasks:
         log = out_dir / f"tinycoder-{task}.calls.jsonl"
         log.unlink(missing_ok=True)
-        tc = with_proxy(a.upstream, log, lambda url: run_tinycoder(a.tinycoder, task, a.model, a.format, url, out_dir, a.describe))
+        tc = with_proxy(a.upstream, log, lambda url: run_tinycoder(a.tinycoder, task, a.model, a.format, url, out_dir, a.describe, roles))
         c = [x for x in calls(log) if not x.get("aborted")]
         rows["tinycoder"].append({"task": task, "fixed": bool(tc.get("fixed")), "calls": len(c),
                                   "prompt_tokens": [x.get("prompt_tokens") or 0 for x in c],
@@ -141,7 +153,7 @@ def main():
                                   "invented_files": ad.get("invented_count", 0)})
             print(f"{task}: aider {'FIXED' if ad.get('fixed') else 'not fixed'} ({ad.get('calls', 0)} calls, {ad.get('seconds', 0):.0f} s)", flush=True)
         (out_dir / "rows.json").write_text(json.dumps(rows, indent=1))
-    lines = [f"model {a.model}, {len(tasks)} single-file tasks, same server, tasks in turn",
+    lines = [f"model {a.model}{' (' + a.roles + ')' if roles else ''}, {len(tasks)} single-file tasks, same server, tasks in turn",
              "| agent | fixed | calls / task | prompt tokens / call (max, mean) | prompt tokens / fixed task | s / task |",
              "|---|---|---|---|---|---|"]
     for agent, r in rows.items():
