@@ -189,6 +189,6 @@ mod tests {
         assert!(check_role(BackendKind::Ollama, ModelRole::Coder, &config, &models).ok);
         let missing = check_role(BackendKind::Ollama, ModelRole::Critic, &config, &models);
         assert!(!missing.ok);
-        assert!(missing.fix.unwrap_or_default().contains("ollama pull gemma3:1b"));
+        assert!(missing.fix.unwrap_or_default().contains("ollama pull qwen2.5-coder:1.5b"));
     }
 }
