@@ -329,7 +329,8 @@ async fn scripted_model_steps_side_by_side_ask_one_question_at_a_time() {
     c.runtime.edit_format = "whole_file".into();
     let no_code = || reply("I am not sure what to change.");
     let files = [("calc.py", CALC), ("app.py", APP), ("test_calc.py", TESTS)];
-    let mut ws = workspace_with(&files, c, (0..8).map(|_| no_code()).collect(), None);
+    // Plenty of replies: the two steps draw from one scripted queue in whatever order they run.
+    let mut ws = workspace_with(&files, c, (0..40).map(|_| no_code()).collect(), None);
     let stop = crate::contracts::StrategyChoice::Stop;
     let human = with_user(&mut ws, vec![stop.clone(), stop]);
     let steps = vec![edit_step("1", "calc.py", "fix add", &[]), edit_step("2", "app.py", "fix total", &[])];
