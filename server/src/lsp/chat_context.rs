@@ -117,16 +117,15 @@ impl super::server::Backend {
     ) -> tower_lsp_server::jsonrpc::Result<Option<(ChatTurn, std::path::PathBuf)>> {
         use super::commands::request_failed;
         // The folder of the chat's document, else the first folder.
-        let folder = params.text_document.as_ref().and_then(|td| self.file_in_workspace(&td.uri, "the chat").ok());
-        let launcher = match folder {
-            Some((folder, _)) => self.launcher_in(&folder),
+        let document =
+            params.text_document.as_ref().and_then(|td| Some((td, self.file_in_workspace(&td.uri, "the chat").ok()?)));
+        let launcher = match &document {
+            Some((_, (folder, _))) => self.launcher_in(folder),
             None => self.launcher(),
         };
         let Ok(launcher) = launcher else { return Ok(None) };
         let root = launcher.paths.root.clone();
-        let focus = params.text_document.as_ref().and_then(|td| {
-            let path = td.uri.to_file_path()?.into_owned();
-            let rel = path.strip_prefix(&root).ok()?.to_string_lossy().replace('\\', "/");
+        let focus = document.and_then(|(td, (_, rel))| {
             let text = self.docs.lock().ok()?.get(td.uri.as_str()).map(|o| o.doc.text())?;
             let (a, z) = match (&params.range, &params.position) {
                 (Some(r), _) => super::edit_flows::range_lines(r),

@@ -3,9 +3,11 @@
 //! removed one stops being indexed and its files are no longer served. When
 //! the first folder goes, the next one's settings become the server's.
 
+use super::roots::WorkspaceRoot;
 use super::server::Backend;
 use crate::config::{ConfigInputs, LoadedConfig};
 use std::path::PathBuf;
+use std::sync::Arc;
 use tower_lsp_server::ls_types::DidChangeWorkspaceFoldersParams;
 
 impl Backend {
@@ -35,7 +37,9 @@ impl Backend {
             }
             self.ask_about_trust();
         }
-        self.read_folder_configs();
+        // The new folders' settings; and when the first folder changed, the new first one now uses the server's.
+        let changed = if primary_now != primary_before { self.roots() } else { new.clone() };
+        self.read_folder_configs(&changed);
         for folder in new {
             tracing::info!(root = %folder.root.display(), "workspace folder added");
             self.start_index(folder.clone());
@@ -43,15 +47,16 @@ impl Backend {
         }
     }
 
-    /// Reads the configuration of every folder but the first (the user's layers and the
-    /// folder's own `.tinycoder.toml`, under the folder's recorded trust). Small files,
-    /// read in notifications only (never on the keystroke path). A folder whose file is
-    /// invalid falls back to the server's settings, and the user is told why.
-    pub(super) fn read_folder_configs(&self) {
+    /// Reads the configuration of each of `folders` but the first workspace folder (the
+    /// user's layers and the folder's own `.tinycoder.toml`, under the folder's recorded
+    /// trust); the first one uses the server's settings. Small files, read in notifications
+    /// only (never on the keystroke path). A folder whose file is invalid falls back to the
+    /// server's settings, and the user is told why.
+    pub(super) fn read_folder_configs(&self, folders: &[Arc<WorkspaceRoot>]) {
         let roots = self.roots();
         let init_options = self.init_options.lock().ok().and_then(|o| o.clone());
-        for (i, folder) in roots.iter().enumerate() {
-            let own = if i == 0 {
+        for folder in folders {
+            let own = if roots.first().is_none_or(|first| Arc::ptr_eq(first, folder)) {
                 None
             } else {
                 let mut inputs = ConfigInputs::from_environment(Some(folder.root.clone()));

@@ -467,7 +467,7 @@ impl LanguageServer for Backend {
     async fn initialized(&self, _: InitializedParams) {
         tracing::info!(encoding = self.encoding().as_lsp_str(), "tinycoder language server initialized");
         self.ask_about_trust();
-        self.read_folder_configs();
+        self.read_folder_configs(&self.roots());
         for folder in self.roots() {
             self.start_index(folder.clone());
             self.ask_about_unfinished_tasks(&folder);
@@ -531,7 +531,7 @@ impl LanguageServer for Backend {
                 }
                 tracing::info!("configuration reloaded");
                 self.ask_about_trust();
-                self.read_folder_configs();
+                self.read_folder_configs(&self.roots());
             }
             Err(message) => self.show_error_later(format!("{message}; keeping the previous configuration")),
         }
