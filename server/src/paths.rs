@@ -20,7 +20,7 @@ pub fn user_config_file() -> Option<PathBuf> {
 /// The root of tinycoder's cache (`$TINYCODER_CACHE_DIR` or `$XDG_CACHE_HOME/tinycoder`).
 pub fn cache_root() -> PathBuf {
     std::env::var_os(ENV_CACHE_DIR)
-        .map(PathBuf::from)
+        .map(absolute)
         .or_else(|| project_dirs().map(|d| d.cache_dir().to_path_buf()))
         .unwrap_or_else(|| std::env::temp_dir().join("tinycoder-cache"))
 }
@@ -28,9 +28,17 @@ pub fn cache_root() -> PathBuf {
 /// The root of tinycoder's data (`$TINYCODER_DATA_DIR` or `$XDG_DATA_HOME/tinycoder`).
 pub fn data_root() -> PathBuf {
     std::env::var_os(ENV_DATA_DIR)
-        .map(PathBuf::from)
+        .map(absolute)
         .or_else(|| project_dirs().map(|d| d.data_dir().to_path_buf()))
         .unwrap_or_else(|| std::env::temp_dir().join("tinycoder-data"))
+}
+
+/// A directory given in the environment, made absolute against the current
+/// directory: the shadow workspace runs tests elsewhere, and a relative root
+/// would then name another folder.
+fn absolute(dir: std::ffi::OsString) -> PathBuf {
+    let dir = PathBuf::from(dir);
+    std::path::absolute(&dir).unwrap_or(dir)
 }
 
 /// A stable directory name for a workspace: its folder name plus a hash of its canonical path.
@@ -56,11 +64,12 @@ pub struct WorkspacePaths {
 }
 
 impl WorkspacePaths {
-    /// Paths for `root`; `store_dir` (config `store.dir`) overrides the data directory when non-empty.
+    /// Paths for `root`; `store_dir` (config `store.dir`) overrides the data directory when
+    /// non-empty, a relative one taken from `root`.
     pub fn new(root: &Path, store_dir: &str) -> Self {
         let key = workspace_key(root);
         let data_dir =
-            if store_dir.is_empty() { data_root().join("workspaces").join(&key) } else { PathBuf::from(store_dir) };
+            if store_dir.is_empty() { data_root().join("workspaces").join(&key) } else { root.join(store_dir) };
         Self { root: root.to_path_buf(), cache_dir: cache_root().join("workspaces").join(&key), data_dir }
     }
 }

@@ -85,6 +85,39 @@ async fn fix_makes_the_tests_pass_on_the_real_tree_and_records_the_steps() {
     assert_eq!(types.last().map(String::as_str), Some("task_completed"));
 }
 
+/// Cache and data folders given as relative paths (`TINYCODER_DATA_DIR=.tc/data`)
+/// still hold the index the fix reads: the failing test in examples/cart calls
+/// `Cart.total`, which only the index can place. One attempt, since only the
+/// first step is under test here.
+#[tokio::test(flavor = "multi_thread")]
+async fn fix_finds_the_code_with_relative_cache_and_data_folders() {
+    let url = common::openai_url();
+    common::require_server(&url, "/health").await;
+    let home = tempfile::tempdir().unwrap();
+    let project = home.path().join("cart");
+    common::copy_example("cart", &project);
+    let mut env = common::agent_env(&url, home.path());
+    for (key, value) in env.iter_mut() {
+        match key.as_str() {
+            "TINYCODER_CACHE_DIR" => *value = "../cache".into(),
+            "TINYCODER_DATA_DIR" => *value = "../data".into(),
+            _ => {}
+        }
+    }
+    env.push(("TINYCODER_RUNTIME__MAX_RETRIES".into(), "0".into()));
+    let out = tokio::task::block_in_place(|| {
+        Command::new(env!("CARGO_BIN_EXE_tinycoder"))
+            .args(["fix", "--json"])
+            .current_dir(&project)
+            .envs(env)
+            .output()
+            .expect("run tinycoder")
+    });
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("editing cart/__init__.py"), "the index places `total`:\n{stderr}");
+    assert!(home.path().join("data/workspaces").is_dir(), "the data folder is the one named, from the project");
+}
+
 #[test]
 fn fix_with_the_model_server_down_says_so_and_writes_nothing() {
     let home = tempfile::tempdir().unwrap();

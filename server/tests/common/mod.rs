@@ -139,6 +139,12 @@ pub fn copy_fixture(name: &str, dest: &std::path::Path) {
     copy_dir(&src, dest);
 }
 
+/// Copies the example project `name` (under the repository's examples/) to `dest`.
+pub fn copy_example(name: &str, dest: &std::path::Path) {
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples").join(name);
+    copy_dir(&src, dest);
+}
+
 fn copy_dir(src: &std::path::Path, dest: &std::path::Path) {
     std::fs::create_dir_all(dest).expect("create the copy");
     for entry in std::fs::read_dir(src).expect("read the fixture").flatten() {
