@@ -1,7 +1,8 @@
 //! Workspace trust through a real LSP client: a repository's hostile
 //! `.tinycoder.toml` and hostile editor settings cannot loosen security keys;
 //! the server logs them by key, asks once, records the answer, and applies the
-//! loosenings only once the user trusts the workspace.
+//! loosenings only once the user trusts the workspace. A workspace folder
+//! added later is asked about its own settings.
 
 mod lsp_client;
 
@@ -138,5 +139,55 @@ fn trusting_the_workspace_applies_its_settings_until_they_change() {
     assert_eq!(keys(&config["ignored"]).len(), 4, "{config:#}");
     assert_eq!(keys(&config["applied"]), vec!["sandbox.env_allowlist"]);
     assert!(client.wait_for("window/showMessageRequest", Duration::from_secs(20)).is_some(), "asked again");
+    assert!(client.shutdown_and_exit().success());
+}
+
+#[test]
+fn an_added_folder_is_asked_about_its_own_settings_and_they_apply_once_trusted() {
+    // The server's environment holds a variable that only the added folder's settings let through to its tests.
+    let env = [("TC_FOLDER_PROBE".to_string(), "on".to_string())];
+    let mut client = LspClient::spawn_with_env(tempfile::tempdir().unwrap(), &env);
+    client.replies.insert("window/showMessageRequest".into(), json!({ "title": "Trust this workspace" }));
+    client.initialize(&["utf-16"], json!({}));
+    let other = tempfile::tempdir().unwrap();
+    let other = other.path().canonicalize().unwrap();
+    std::fs::write(
+        other.join("test_probe.py"),
+        "import os\n\n\ndef test_probe():\n    assert os.environ.get(\"TC_FOLDER_PROBE\") == \"on\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        other.join(".tinycoder.toml"),
+        "[sandbox]\nenv_allowlist = [\"PATH\", \"HOME\", \"LANG\", \"TC_FOLDER_PROBE\"]\n",
+    )
+    .unwrap();
+    let folder_uri = format!("file://{}", other.display());
+    client.notify(
+        "workspace/didChangeWorkspaceFolders",
+        json!({"event": {"added": [{"uri": folder_uri, "name": "probe"}], "removed": []}}),
+    );
+    let asked =
+        client.wait_for("window/showMessageRequest", Duration::from_secs(20)).expect("the folder's user is asked");
+    let message = asked["params"]["message"].as_str().unwrap();
+    assert!(message.contains(&other.display().to_string()), "the question names the added folder: {message}");
+    assert!(message.contains("sandbox.env_allowlist"), "and its loosened key: {message}");
+    // Trusted: the folder's settings are read again, and its tests see the variable.
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while !client.inbox.iter().any(|m| {
+        m["method"] == "window/logMessage"
+            && m["params"]["message"].as_str().is_some_and(|t| t.contains("trusted; 1 loosened setting(s) now apply"))
+    }) {
+        assert!(std::time::Instant::now() < deadline, "the trust did not apply: {:#?}", client.inbox);
+        if let Some(m) = client.recv(Duration::from_millis(200)) {
+            client.inbox.push_back(m);
+        }
+    }
+    let test_uri = format!("file://{}/test_probe.py", other.display());
+    let run = client
+        .request("workspace/executeCommand", json!({"command": "tinycoder.runTests", "arguments": [{"uri": test_uri}]}))
+        .expect("runTests answers for the added folder");
+    assert_eq!(run["passed"], json!(true), "the trusted allowlist applies to the folder's tests: {run:#}");
+    let trust = std::fs::read_to_string(client.root().join("data").join("trust.json")).unwrap();
+    assert!(trust.contains(&other.display().to_string()), "recorded for that folder: {trust}");
     assert!(client.shutdown_and_exit().success());
 }

@@ -64,6 +64,7 @@ impl Backend {
                 match LoadedConfig::load(&inputs) {
                     Ok(loaded) => {
                         self.report_trust(&loaded.trust);
+                        self.ask_about_folder_trust(folder.clone(), &loaded.trust);
                         Some(loaded.config)
                     }
                     Err(e) => {

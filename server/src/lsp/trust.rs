@@ -3,11 +3,13 @@
 //! ignored, logged by key, and put to the user once with
 //! `window/showMessageRequest`. The question is spawned, never awaited inside a
 //! handler; the answer is recorded in the user's trust records and, when the
-//! user trusts the workspace, the configuration is loaded again.
+//! user trusts the workspace, the configuration is loaded again. Each workspace
+//! folder is asked about its own settings.
 
+use super::roots::WorkspaceRoot;
 use super::server::{build_settings, Backend};
 use crate::config::trust::{TrustDecision, WorkspaceTrust};
-use crate::config::TrustReport;
+use crate::config::{ConfigInputs, LoadedConfig, TrustReport};
 use serde::Serialize;
 use serde_json::Value;
 use std::sync::Arc;
@@ -93,10 +95,74 @@ impl Backend {
         });
     }
 
-    /// Puts untrusted loosenings to the user once per content, off the handler.
+    /// Puts the first folder's untrusted loosenings to the user once per content, off the
+    /// handler; once trusted, the server's settings are built again.
     pub(super) fn ask_about_trust(&self) {
         let Some(settings) = self.settings() else { return };
-        let report = settings.loaded.trust.clone();
+        let settings_slot = self.settings.clone();
+        let init_options = self.init_options.clone();
+        let factory = self.options.model_factory.clone();
+        let root = self.roots.read().ok().and_then(|r| r.primary()).map(|r| r.root.clone());
+        self.put_trust_question(&settings.loaded.trust, move |client| async move {
+            let options = init_options.lock().ok().and_then(|o| o.clone());
+            let rebuilt = tokio::task::spawn_blocking(move || build_settings(root, options, &factory)).await;
+            match rebuilt {
+                Ok(Ok(settings)) => {
+                    let applied = settings.loaded.trust.applied.len();
+                    if let Ok(mut slot) = settings_slot.write() {
+                        *slot = Some(Arc::new(settings));
+                    }
+                    client
+                        .log_message(
+                            MessageType::INFO,
+                            format!("tinycoder: workspace trusted; {applied} loosened setting(s) now apply"),
+                        )
+                        .await;
+                }
+                Ok(Err(e)) => client.show_message(MessageType::ERROR, e).await,
+                Err(e) => tracing::error!("configuration not reloaded after trust: {e}"),
+            }
+        });
+    }
+
+    /// The same question for a workspace folder other than the first (`report` from its own
+    /// settings); once trusted, that folder's settings are read again.
+    pub(super) fn ask_about_folder_trust(&self, folder: Arc<WorkspaceRoot>, report: &TrustReport) {
+        let init_options = self.init_options.clone();
+        self.put_trust_question(report, move |client| async move {
+            let options = init_options.lock().ok().and_then(|o| o.clone());
+            let root = folder.root.clone();
+            let reloaded = tokio::task::spawn_blocking(move || {
+                let mut inputs = ConfigInputs::from_environment(Some(root));
+                inputs.init_options = options;
+                LoadedConfig::load(&inputs)
+            })
+            .await;
+            match reloaded {
+                Ok(Ok(loaded)) => {
+                    let applied = loaded.trust.applied.len();
+                    if let Ok(mut slot) = folder.config.write() {
+                        *slot = Some(loaded.config);
+                    }
+                    let message = format!(
+                        "tinycoder: workspace folder {} trusted; {applied} loosened setting(s) now apply",
+                        folder.root.display()
+                    );
+                    client.log_message(MessageType::INFO, message).await;
+                }
+                Ok(Err(e)) => client.show_message(MessageType::ERROR, format!("tinycoder: {e}")).await,
+                Err(e) => tracing::error!("folder settings not reloaded after trust: {e}"),
+            }
+        });
+    }
+
+    /// Asks once per content whether to trust the loosenings of `report`, records the
+    /// answer in the user's trust records, and runs `reload` when the user trusts them.
+    fn put_trust_question<F, Fut>(&self, report: &TrustReport, reload: F)
+    where
+        F: FnOnce(tower_lsp_server::Client) -> Fut + Send + 'static,
+        Fut: std::future::Future<Output = ()> + Send,
+    {
         let Some(workspace) = report.workspace.clone() else { return };
         let pending: Vec<_> = report.requests.iter().filter(|r| r.recorded.is_none()).cloned().collect();
         if pending.is_empty() {
@@ -119,10 +185,6 @@ impl Backend {
             keys.join(", ")
         );
         let client = self.client.clone();
-        let settings_slot = self.settings.clone();
-        let init_options = self.init_options.clone();
-        let factory = self.options.model_factory.clone();
-        let root = self.roots.read().ok().and_then(|r| r.primary()).map(|r| r.root.clone());
         tokio::spawn(async move {
             let actions = [TRUST, KEEP_IGNORED]
                 .map(|title| MessageActionItem { title: title.to_string(), properties: Default::default() })
@@ -144,26 +206,8 @@ impl Backend {
                 Ok(Err(e)) => return client.show_message(MessageType::ERROR, format!("tinycoder: {e}")).await,
                 Err(e) => return tracing::error!("workspace trust not recorded: {e}"),
             }
-            if decision != TrustDecision::Trusted {
-                return;
-            }
-            let options = init_options.lock().ok().and_then(|o| o.clone());
-            let rebuilt = tokio::task::spawn_blocking(move || build_settings(root, options, &factory)).await;
-            match rebuilt {
-                Ok(Ok(settings)) => {
-                    let applied = settings.loaded.trust.applied.len();
-                    if let Ok(mut slot) = settings_slot.write() {
-                        *slot = Some(Arc::new(settings));
-                    }
-                    client
-                        .log_message(
-                            MessageType::INFO,
-                            format!("tinycoder: workspace trusted; {applied} loosened setting(s) now apply"),
-                        )
-                        .await;
-                }
-                Ok(Err(e)) => client.show_message(MessageType::ERROR, e).await,
-                Err(e) => tracing::error!("configuration not reloaded after trust: {e}"),
+            if decision == TrustDecision::Trusted {
+                reload(client).await;
             }
         });
     }
