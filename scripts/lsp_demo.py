@@ -176,6 +176,15 @@ def main():
                     f.write(after)
             print("== the user accepts it", flush=True)
             c.answer(m, {"applied": True})
+        elif m.get("method") == "window/showMessageRequest":
+            # A failed fix ends with a question (look at the best attempt?) or, first, the
+            # strategy question after the last attempt: the demo says what it was asked
+            # and answers "no" (dismissed), which stops the task.
+            text = m["params"]["message"]
+            print(f"  [question] {text}", flush=True)
+            c.answer(m, None)
+            if "could not do it" in text:
+                break
         elif "method" in m and "id" in m:
             c.answer(m, None)
         if m.get("method") == "window/showMessage":

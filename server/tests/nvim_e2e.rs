@@ -1,18 +1,23 @@
 //! Neovim headless, end to end: the editors/nvim plugin, the built server and
-//! the test bed's REAL coder model (Qwen2.5-Coder 0.5B on llama-server). The
-//! Python fixture's failing test becomes a diagnostic, its quick-fix comes back
-//! as a diff preview, accepting it patches the buffer and the diagnostic clears;
-//! then a chat question about a file that is not open gets a streamed reply that
-//! cites it. Needs `nvim` (Debian's `neovim`, 0.7.2 or later).
+//! the test bed's REAL coder model (Qwen2.5-Coder 0.5B on llama-server), on a
+//! copy of the small Python shop project of the agent's tests. Its failing test
+//! becomes a diagnostic, the quick-fix comes back as a diff preview, accepting
+//! it patches the buffer and the diagnostic clears; then a chat question about
+//! a file that is not open gets a streamed reply that cites it. Needs `nvim`
+//! (Debian's `neovim`, 0.7.2 or later).
+//!
+//! examples/cart (the README's main job) is not used here: the 0.5B model does
+//! not fix it (its bug sits two calls below the test).
 
 mod common;
 
-use std::process::Command;
-use std::time::{Duration, Instant};
+use common::nvim::line;
+use std::time::Duration;
 
 /// A hang guard for the whole run on a busy 2-core machine, not a timing assertion.
 const DEADLINE: Duration = Duration::from_secs(3600);
 
+/// A module the fix never opens, for the chat question.
 const SHIPPING: &str = "\
 \"\"\"Shipping costs of an order.\"\"\"
 
@@ -24,10 +29,6 @@ def shipping_cost(weight_kg, express=False):
     return cost * 2 if express else cost
 ";
 
-fn line<'a>(out: &'a str, key: &str) -> Option<&'a str> {
-    out.lines().find_map(|l| l.strip_prefix(&format!("{key}\t")))
-}
-
 #[test]
 fn neovim_fixes_a_failing_test_through_the_preview_and_chats_about_the_project() {
     let url = common::openai_url();
@@ -36,46 +37,26 @@ fn neovim_fixes_a_failing_test_through_the_preview_and_chats_about_the_project()
         .build()
         .unwrap()
         .block_on(common::require_server(&url, "/health"));
-    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf();
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("project");
     common::copy_fixture("agent-python", &root);
     std::fs::write(root.join("shop/shipping.py"), SHIPPING).unwrap();
+    assert!(!common::pytest_passes(&root), "the project starts red");
     let original = std::fs::read_to_string(root.join("shop/prices.py")).unwrap();
-    let out = dir.path().join("nvim-out.txt");
-    let mut child = Command::new("nvim")
-        .args(["--headless", "-u", "NONE", "-i", "NONE", "-c"])
-        .arg(format!("luafile {}", repo.join("server/tests/nvim/e2e.lua").display()))
-        .env("TINYCODER_BIN", env!("CARGO_BIN_EXE_tinycoder"))
-        .env("TINYCODER_PLUGIN", repo.join("editors/nvim"))
-        .env("TINYCODER_ROOT", &root)
+    let mut env = common::nvim::server_env(dir.path());
+    env.extend([
+        ("TINYCODER_ROOT", root.clone().into()),
+        ("TINYCODER_TEST_FILE", "tests/test_prices.py".into()),
+        ("TINYCODER_URL", url.into()),
+        ("TINYCODER_MODEL", common::AGENT_MODEL.into()),
         // A headless Neovim cannot answer the strategy question (lsp_strategy.rs covers it).
-        .env("TINYCODER_RUNTIME__STRATEGY_ROUNDS", "0")
+        ("TINYCODER_RUNTIME__STRATEGY_ROUNDS", "0".into()),
         // The whole prompt evaluated every time: greedy replies then do not depend on
         // what earlier tests left in llama-server's cache (a reused prefix changes the
         // batch split, and with it the last bits of the logits).
-        .env("TINYCODER_BACKEND__PROMPT_CACHE", "false")
-        .env("TINYCODER_URL", &url)
-        .env("TINYCODER_MODEL", common::AGENT_MODEL)
-        .env("TINYCODER_OUT", &out)
-        .env("TINYCODER_CACHE_DIR", dir.path().join("cache"))
-        .env("TINYCODER_DATA_DIR", dir.path().join("data"))
-        .env("TINYCODER_CONFIG", dir.path().join("none.toml"))
-        .env("XDG_STATE_HOME", dir.path().join("state"))
-        .env("XDG_CACHE_HOME", dir.path().join("xdgcache"))
-        .current_dir(&root)
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot run nvim ({e}); install Neovim (Debian: apt-get install -y neovim)"));
-    let deadline = Instant::now() + DEADLINE;
-    while child.try_wait().unwrap().is_none() {
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("nvim did not finish; output so far:\n{}", std::fs::read_to_string(&out).unwrap_or_default());
-        }
-        std::thread::sleep(Duration::from_millis(200));
-    }
-    let text = std::fs::read_to_string(&out).unwrap_or_default();
-    eprintln!("{text}");
+        ("TINYCODER_BACKEND__PROMPT_CACHE", "false".into()),
+    ]);
+    let text = common::nvim::run_script("e2e.lua", dir.path(), &root, env, DEADLINE);
     assert!(!text.contains("ERROR\t"), "{text}");
     assert_eq!(line(&text, "ATTACHED"), Some("true"), "{text}");
     assert!(line(&text, "DIAGNOSTICS").is_some_and(|d| !d.starts_with('0')), "{text}");

@@ -3,41 +3,18 @@
 //! user's typing is kept and the message says why), and applies it otherwise.
 //! Needs `nvim` (Debian's `neovim`).
 
-use std::process::Command;
-use std::time::{Duration, Instant};
+mod common;
 
-fn line<'a>(out: &'a str, key: &str) -> Option<&'a str> {
-    out.lines().find_map(|l| l.strip_prefix(&format!("{key}\t")))
-}
+use common::nvim::line;
+use std::time::Duration;
 
 #[test]
 fn neovim_refuses_a_stale_patch_on_accept_and_applies_a_fresh_one() {
-    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf();
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("calc.py");
     std::fs::write(&file, "def add(a, b):\n    return a - b\n").unwrap();
-    let out = dir.path().join("nvim-out.txt");
-    let mut child = Command::new("nvim")
-        .args(["--headless", "-u", "NONE", "-i", "NONE", "-c"])
-        .arg(format!("luafile {}", repo.join("server/tests/nvim/preview.lua").display()))
-        .env("TINYCODER_FILE", &file)
-        .env("TINYCODER_PLUGIN", repo.join("editors/nvim"))
-        .env("TINYCODER_OUT", &out)
-        .env("XDG_STATE_HOME", dir.path().join("state"))
-        .env("XDG_CACHE_HOME", dir.path().join("xdgcache"))
-        .current_dir(dir.path())
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot run nvim ({e}); install Neovim (Debian: apt-get install -y neovim)"));
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while child.try_wait().unwrap().is_none() {
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("nvim did not finish; output so far:\n{}", std::fs::read_to_string(&out).unwrap_or_default());
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let text = std::fs::read_to_string(&out).unwrap_or_default();
-    eprintln!("{text}");
+    let env = vec![("TINYCODER_FILE", file.into())];
+    let text = common::nvim::run_script("preview.lua", dir.path(), dir.path(), env, Duration::from_secs(60));
     assert!(!text.contains("ERROR\t"), "{text}");
     assert_eq!(line(&text, "PREVIEW_OPEN"), Some("true"), "{text}");
     let typed = "def add(a, b):  # typed\\n    return a - b";

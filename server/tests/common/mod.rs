@@ -3,6 +3,7 @@
 //! unreachable fails with instructions; none skips silently.
 #![allow(dead_code)] // each test binary uses a different part
 
+pub mod nvim;
 pub mod suite;
 
 use std::io::{BufRead, Read, Write};

@@ -1,7 +1,8 @@
 -- Run by server/tests/nvim_e2e.rs: the plugin, the real server and a real model, end to end.
 --   nvim --headless -u NONE -i NONE -c "luafile server/tests/nvim/e2e.lua"
 -- Env: TINYCODER_BIN, TINYCODER_PLUGIN (editors/nvim), TINYCODER_ROOT (a copy of the
--- agent fixture), TINYCODER_URL, TINYCODER_MODEL, TINYCODER_OUT.
+-- example project), TINYCODER_TEST_FILE (its failing test file, relative),
+-- TINYCODER_URL, TINYCODER_MODEL, TINYCODER_OUT.
 local out = assert(io.open(os.getenv('TINYCODER_OUT'), 'w'))
 local function say(...) out:write(table.concat({ ... }, '\t'):gsub('\n', '\\n') .. '\n'); out:flush() end
 local LONG = 1800 * 1000
@@ -29,7 +30,7 @@ local ok, err = pcall(function()
     },
   })
   local root = os.getenv('TINYCODER_ROOT')
-  vim.cmd('edit ' .. vim.fn.fnameescape(root .. '/tests/test_prices.py'))
+  vim.cmd('edit ' .. vim.fn.fnameescape(root .. '/' .. os.getenv('TINYCODER_TEST_FILE')))
   local buf = vim.api.nvim_get_current_buf()
   local attached = vim.wait(30000, function()
     local c = tc.client(buf)
