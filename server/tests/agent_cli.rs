@@ -85,7 +85,7 @@ async fn fix_makes_the_tests_pass_on_the_real_tree_and_records_the_steps() {
     assert_eq!(types.last().map(String::as_str), Some("task_completed"));
 }
 
-/// Cache and data folders given as relative paths (`TINYCODER_DATA_DIR=.tc/data`)
+/// Cache and data folders given as relative paths (`TINYCODER_DATA_DIR=../data`)
 /// still hold the index the fix reads: the failing test in examples/cart calls
 /// `Cart.total`, which only the index can place. One attempt, since only the
 /// first step is under test here.

@@ -229,16 +229,9 @@ fn unfinished_tasks_are_put_to_the_user_at_start_up() {
 
 /// Waits until a message satisfying `pick` arrives (it stays in the inbox); panics after 60 s naming `what`.
 fn wait_message(client: &mut LspClient, what: &str, pick: impl Fn(&Value) -> bool) -> Value {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    loop {
-        if let Some(found) = client.inbox.iter().find(|m| pick(m)) {
-            return found.clone();
-        }
-        assert!(std::time::Instant::now() < deadline, "no {what}: {:#?}", client.inbox);
-        if let Some(m) = client.recv(std::time::Duration::from_millis(200)) {
-            client.inbox.push_back(m);
-        }
-    }
+    client
+        .wait_matching(std::time::Duration::from_secs(60), pick)
+        .unwrap_or_else(|| panic!("no {what}: {:#?}", client.inbox))
 }
 
 #[test]

@@ -172,16 +172,11 @@ fn an_added_folder_is_asked_about_its_own_settings_and_they_apply_once_trusted()
     assert!(message.contains(&other.display().to_string()), "the question names the added folder: {message}");
     assert!(message.contains("sandbox.env_allowlist"), "and its loosened key: {message}");
     // Trusted: the folder's settings are read again, and its tests see the variable.
-    let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    while !client.inbox.iter().any(|m| {
+    let applied = client.wait_matching(Duration::from_secs(20), |m| {
         m["method"] == "window/logMessage"
             && m["params"]["message"].as_str().is_some_and(|t| t.contains("trusted; 1 loosened setting(s) now apply"))
-    }) {
-        assert!(std::time::Instant::now() < deadline, "the trust did not apply: {:#?}", client.inbox);
-        if let Some(m) = client.recv(Duration::from_millis(200)) {
-            client.inbox.push_back(m);
-        }
-    }
+    });
+    assert!(applied.is_some(), "the trust did not apply: {:#?}", client.inbox);
     let test_uri = format!("file://{}/test_probe.py", other.display());
     let run = client
         .request("workspace/executeCommand", json!({"command": "tinycoder.runTests", "arguments": [{"uri": test_uri}]}))

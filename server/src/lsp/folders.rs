@@ -59,9 +59,7 @@ impl Backend {
             let own = if roots.first().is_none_or(|first| Arc::ptr_eq(first, folder)) {
                 None
             } else {
-                let mut inputs = ConfigInputs::from_environment(Some(folder.root.clone()));
-                inputs.init_options = init_options.clone();
-                match LoadedConfig::load(&inputs) {
+                match load_folder_config(folder.root.clone(), init_options.clone()) {
                     Ok(loaded) => {
                         self.report_trust(&loaded.trust);
                         self.ask_about_folder_trust(folder.clone(), &loaded.trust);
@@ -83,4 +81,16 @@ impl Backend {
             }
         }
     }
+}
+
+/// A workspace folder's own configuration: the user's layers, the editor's
+/// `initializationOptions` and the folder's `.tinycoder.toml`, under the folder's
+/// recorded trust.
+pub(super) fn load_folder_config(
+    root: PathBuf,
+    init_options: Option<serde_json::Value>,
+) -> Result<LoadedConfig, crate::config::ConfigError> {
+    let mut inputs = ConfigInputs::from_environment(Some(root));
+    inputs.init_options = init_options;
+    LoadedConfig::load(&inputs)
 }

@@ -6,10 +6,11 @@
 //! user trusts the workspace, the configuration is loaded again. Each workspace
 //! folder is asked about its own settings.
 
+use super::folders::load_folder_config;
 use super::roots::WorkspaceRoot;
 use super::server::{build_settings, Backend};
 use crate::config::trust::{TrustDecision, WorkspaceTrust};
-use crate::config::{ConfigInputs, LoadedConfig, TrustReport};
+use crate::config::TrustReport;
 use serde::Serialize;
 use serde_json::Value;
 use std::sync::Arc;
@@ -132,12 +133,7 @@ impl Backend {
         self.put_trust_question(report, move |client| async move {
             let options = init_options.lock().ok().and_then(|o| o.clone());
             let root = folder.root.clone();
-            let reloaded = tokio::task::spawn_blocking(move || {
-                let mut inputs = ConfigInputs::from_environment(Some(root));
-                inputs.init_options = options;
-                LoadedConfig::load(&inputs)
-            })
-            .await;
+            let reloaded = tokio::task::spawn_blocking(move || load_folder_config(root, options)).await;
             match reloaded {
                 Ok(Ok(loaded)) => {
                     let applied = loaded.trust.applied.len();

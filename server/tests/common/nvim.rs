@@ -16,15 +16,14 @@ pub fn repo() -> PathBuf {
 /// in `scratch`; kills it after `limit` (a hang guard, not a timing assertion),
 /// and returns what the script wrote.
 pub fn run_script(script: &str, scratch: &Path, cwd: &Path, env: Vec<(&str, OsString)>, limit: Duration) -> String {
-    let dir = scratch;
-    let out = dir.join("nvim-out.txt");
+    let out = scratch.join("nvim-out.txt");
     let mut child = Command::new("nvim")
         .args(["--headless", "-u", "NONE", "-i", "NONE", "-c"])
         .arg(format!("luafile {}", repo().join("server/tests/nvim").join(script).display()))
         .env("TINYCODER_PLUGIN", repo().join("editors/nvim"))
         .env("TINYCODER_OUT", &out)
-        .env("XDG_STATE_HOME", dir.join("state"))
-        .env("XDG_CACHE_HOME", dir.join("xdgcache"))
+        .env("XDG_STATE_HOME", scratch.join("state"))
+        .env("XDG_CACHE_HOME", scratch.join("xdgcache"))
         .envs(env)
         .current_dir(cwd)
         .spawn()

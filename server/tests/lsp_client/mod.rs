@@ -296,9 +296,14 @@ impl LspClient {
 
     /// Waits up to `timeout` for a message with `method`; it stays in the inbox.
     pub fn wait_for(&mut self, method: &str, timeout: Duration) -> Option<Value> {
+        self.wait_matching(timeout, |m| m["method"] == method)
+    }
+
+    /// Waits up to `timeout` for a message that satisfies `pick`; it stays in the inbox.
+    pub fn wait_matching(&mut self, timeout: Duration, pick: impl Fn(&Value) -> bool) -> Option<Value> {
         let deadline = Instant::now() + timeout;
         loop {
-            if let Some(m) = self.inbox.iter().find(|m| m["method"] == method) {
+            if let Some(m) = self.inbox.iter().find(|m| pick(m)) {
                 return Some(m.clone());
             }
             let left = deadline.saturating_duration_since(Instant::now());
