@@ -118,6 +118,60 @@ async fn fix_finds_the_code_with_relative_cache_and_data_folders() {
     assert!(home.path().join("data/workspaces").is_dir(), "the data folder is the one named, from the project");
 }
 
+/// The events of `task`, as `tinycoder events --json` prints them.
+fn events_of(project: &std::path::Path, home: &std::path::Path, url: &str, task: &str) -> Vec<Value> {
+    let ev = tinycoder(project, home, url, &["events", task, "--json"]);
+    String::from_utf8_lossy(&ev.stdout).lines().filter_map(|l| serde_json::from_str::<Value>(l).ok()).collect()
+}
+
+/// examples/cart's bug sits two calls below its test: `Cart.total` passes on
+/// what `apply_discount` computed. The failing test runs once more under the
+/// call tracer; the call that returned the wrong 0 (`apply_discount(cents=700,
+/// percent=10)`) becomes the first suspect, although the assertion names only
+/// `total`; and the second attempt is the narrow line-fix prompt about
+/// `apply_discount` alone, showing that call. Two attempts: what the model
+/// replies is not under test here (the 0.5B model rarely fixes it).
+#[tokio::test(flavor = "multi_thread")]
+async fn fix_traces_the_failing_test_and_points_the_next_attempt_at_the_call_that_computed_the_wrong_value() {
+    let url = common::openai_url();
+    common::require_server(&url, "/health").await;
+    let home = tempfile::tempdir().unwrap();
+    let project = home.path().join("cart");
+    common::copy_example("cart", &project);
+    let mut env = common::agent_env(&url, home.path());
+    env.push(("TINYCODER_RUNTIME__MAX_RETRIES".into(), "1".into()));
+    env.push(("TINYCODER_RUNTIME__CRITIC".into(), "false".into()));
+    let out = tokio::task::block_in_place(|| {
+        Command::new(env!("CARGO_BIN_EXE_tinycoder"))
+            .args(["fix", "--json"])
+            .current_dir(&project)
+            .envs(env)
+            .output()
+            .expect("run tinycoder")
+    });
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let report: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("--json prints one object ({e}); stderr:\n{stderr}"));
+    let task = report["task_id"].as_str().expect("a task id");
+    let events = tokio::task::block_in_place(|| events_of(&project, home.path(), &url, task));
+    let located = events
+        .iter()
+        .find(|e| e["type"] == "tool_completed" && e["payload"]["tool"] == "locate")
+        .unwrap_or_else(|| panic!("a locate step in {events:#?}"));
+    assert_eq!(located["payload"]["first_suspect"], "apply_discount (cart/pricing.py)", "{located:#}");
+    assert!(located["payload"]["traced_calls"].as_u64().unwrap_or(0) >= 7, "the test's calls were traced: {located:#}");
+    let contexts: Vec<&Value> = events.iter().filter(|e| e["type"] == "context_built").collect();
+    assert_eq!(contexts.len(), 2, "two attempts: {report:#}");
+    assert!(contexts[0]["payload"]["focused"].is_null(), "the first attempt sees the whole context");
+    assert_eq!(contexts[1]["payload"]["focused"], "cart/pricing.py:9-13", "{:#}", contexts[1]);
+    let formats: Vec<&Value> =
+        events.iter().filter(|e| e["type"] == "coder_called").map(|e| &e["payload"]["format"]).collect();
+    assert_eq!(formats[1], "line_fix", "{formats:?}");
+    // The user's file is not written without --yes, whatever the model said.
+    let pricing = std::fs::read_to_string(project.join("cart/pricing.py")).unwrap();
+    assert!(pricing.contains("cents * percent // 10"), "{pricing}");
+}
+
 #[test]
 fn fix_with_the_model_server_down_says_so_and_writes_nothing() {
     let home = tempfile::tempdir().unwrap();

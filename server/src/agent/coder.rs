@@ -35,7 +35,7 @@ pub fn choose_format(config: &RuntimeConfig, path: &str, before: &str, symbols_o
     }
 }
 
-fn language_of(path: &str) -> &'static str {
+pub fn language_of(path: &str) -> &'static str {
     crate::syntax::language_for_path(Path::new(path)).map(|l| l.name).unwrap_or("")
 }
 
@@ -49,6 +49,7 @@ pub fn format_rules(prompts: &PromptLibrary, format: EditFormat, path: &str) -> 
         }
         EditFormat::SearchReplace => prompts.render(PromptId::EDIT_FORMAT_SEARCH_REPLACE, &[("path", path)]),
         EditFormat::JsonSymbol => prompts.render(PromptId::EDIT_FORMAT_JSON_SYMBOL, &[("language", language)]),
+        EditFormat::LineFix => prompts.render(PromptId::EDIT_FORMAT_LINE_FIX, &[("language", language)]),
     }
 }
 
@@ -73,24 +74,7 @@ pub fn request_text(
             &[("path", &target.path), ("subject", &target.message), ("format_rules", &rules)],
         ),
         AgentRequest::Fix { .. } => {
-            let problem = match &target.test {
-                Some(test) => {
-                    prompts.render(PromptId::CODER_PROBLEM_TEST, &[("test", test), ("message", &target.message)])?
-                }
-                None => {
-                    let line = target.start_line.to_string();
-                    prompts.render(
-                        PromptId::CODER_PROBLEM_DIAGNOSTIC,
-                        &[("path", &target.path), ("line", &line), ("message", &target.message)],
-                    )?
-                }
-            };
-            let problem = match &target.reported {
-                Some(report) => {
-                    format!("{problem}\n{}", prompts.render(PromptId::CODER_USER_REPORT, &[("report", report)])?)
-                }
-                None => problem,
-            };
+            let problem = problem_text(prompts, target)?;
             // Code the failing code calls in other files is shown and may be changed by name; say so,
             // or the model takes the target file's own definition as the only place a fix can go.
             let callees: Vec<String> = target
@@ -116,6 +100,27 @@ pub fn request_text(
                 )
             }
         }
+    }
+}
+
+/// What is wrong, for a fix: the failing test and its message (or the
+/// diagnostic), then the user's own words about it.
+pub fn problem_text(prompts: &PromptLibrary, target: &Target) -> Result<String, PromptError> {
+    let problem = match &target.test {
+        Some(test) => prompts.render(PromptId::CODER_PROBLEM_TEST, &[("test", test), ("message", &target.message)])?,
+        None => {
+            let line = target.start_line.to_string();
+            prompts.render(
+                PromptId::CODER_PROBLEM_DIAGNOSTIC,
+                &[("path", &target.path), ("line", &line), ("message", &target.message)],
+            )?
+        }
+    };
+    match &target.reported {
+        Some(report) => {
+            Ok(format!("{problem}\n{}", prompts.render(PromptId::CODER_USER_REPORT, &[("report", report)])?))
+        }
+        None => Ok(problem),
     }
 }
 

@@ -4,10 +4,12 @@
 
 use super::coder;
 use super::env::AgentEnv;
+use super::observed::{is_call_of, value_origin};
 use super::state::{RelatedDefinition, Target, TestSummary};
 use super::target::{
     called_names, frames_in, message_body, names_word, rank_candidates, rank_suspects, writes_message, Candidate, Frame,
 };
+use crate::sandbox::TracedCall;
 use std::path::Path;
 
 /// A definition around a line: its 1-based first and last lines, name and source.
@@ -57,12 +59,14 @@ pub fn read_target(env: &AgentEnv, path: &str) -> Result<String, String> {
 }
 
 /// From a test failure to the code it exercises (see `target.rs`); `reported`
-/// is the user's own description of the problem, if any.
+/// is the user's own description of the problem, if any; `calls` what the
+/// failing test was seen calling (empty when it was not traced).
 pub fn locate_failure(
     env: &AgentEnv,
     baseline: &TestSummary,
     failure: Option<&crate::sandbox::TestFailure>,
     reported: Option<&str>,
+    calls: &[TracedCall],
 ) -> Option<Target> {
     let failure = failure?;
     let excerpt = coder::failure_excerpt(&baseline.output_tail, Some(&failure.test), 400);
@@ -138,6 +142,12 @@ pub fn locate_failure(
     let suspects = reached.into_iter().map(|(d, _)| d).chain(entry).collect();
     let mut suspects = rank_suspects(suspects, &excerpt, &frames);
     lead_with(&mut suspects, raisers.iter());
+    // The call that computed the wrong value is stronger evidence than any
+    // name in the message: the entry point the assertion names only passed it on.
+    let computed_by = value_origin(calls, &excerpt).and_then(|o| suspects.iter().find(|d| is_call_of(o, d)).cloned());
+    lead_with(&mut suspects, computed_by.iter());
+    let observed: Vec<TracedCall> =
+        calls.iter().filter(|c| suspects.iter().any(|d| is_call_of(c, d))).cloned().collect();
     let related_files = related.iter().filter_map(|d| Some((d.path.clone(), env.sources.read(&d.path)?))).collect();
     let test_source = match (&failure_frame, test_def) {
         (Some(f), Some(d)) if f.path != best.path || !(d.start_line..=d.end_line).contains(&best.line) => {
@@ -162,6 +172,8 @@ pub fn locate_failure(
         suspects,
         subject: None,
         reported: reported.map(str::trim).filter(|r| !r.is_empty()).map(String::from),
+        observed,
+        computed_by,
     })
 }
 

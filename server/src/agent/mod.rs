@@ -5,8 +5,9 @@
 //! Start reading at [`Runtime::run`] (`runtime.rs`), then the router
 //! (`router.rs`, a pure function from the task's state to the next
 //! [`ExecutionDirective`](crate::contracts::ExecutionDirective)), then the steps
-//! (`steps.rs`). `target.rs` finds the file a fix edits; `coder.rs` builds the
-//! coder's prompt; `critic.rs` and `memory_step.rs` judge and remember;
+//! (`steps.rs`). `target.rs` finds the file a fix edits, `observed.rs` which
+//! traced call computed a wrong value; `coder.rs` builds the coder's prompt,
+//! `focused.rs` the narrow one of an attempt at one suspect; `critic.rs` and `memory_step.rs` judge and remember;
 //! `strategy.rs` asks the user what to try when the attempts ran out.
 //!
 //! Architecture Invariant: this module never imports `lsp` or `cli`; both are
@@ -19,8 +20,10 @@ mod coder;
 mod critic;
 mod env;
 mod error;
+mod focused;
 mod locate;
 mod memory_step;
+mod observed;
 pub mod plan;
 mod progress;
 mod reply_edit;

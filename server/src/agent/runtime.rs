@@ -236,7 +236,9 @@ impl Runtime {
                 DirectiveType::Tool if d.payload["tool"] == "run_tests" => {
                     self.timed(steps::baseline(&self.env, &mut task, &step_cancel), &step_cancel, limit).await
                 }
-                DirectiveType::Tool => self.timed(steps::locate(&self.env, &mut task), &step_cancel, limit).await,
+                DirectiveType::Tool => {
+                    self.timed(steps::locate(&self.env, &mut task, &step_cancel), &step_cancel, limit).await
+                }
                 DirectiveType::Coder => {
                     self.timed(steps::attempt(&self.env, &mut task, &step_cancel), &step_cancel, limit).await
                 }

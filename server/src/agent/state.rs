@@ -100,6 +100,12 @@ pub struct Target {
     /// The user's own words about the problem (`fix --message`), shown beside the failure.
     #[serde(default)]
     pub reported: Option<String>,
+    /// The calls into the suspects that the failing test was seen making (`sandbox::trace_python_test`).
+    #[serde(default)]
+    pub observed: Vec<crate::sandbox::TracedCall>,
+    /// The suspect those calls show computing the wrong value (`observed::value_origin`), if any.
+    #[serde(default)]
+    pub computed_by: Option<RelatedDefinition>,
 }
 
 impl Target {

@@ -3,12 +3,13 @@
 
 use super::coder;
 use super::env::AgentEnv;
+use super::focused;
 use super::locate::{enclosing_definition, locate_failure, read_target};
 use super::memory_step::{self, MemoryContext};
 use super::reply_edit::edit_from_reply;
 use super::request::AgentRequest;
 use super::runtime::Task;
-use super::state::{AttemptRecord, AttemptResult, CriticOutcome, Target, TestSummary};
+use super::state::{AttemptRecord, AttemptResult, CriticOutcome, RelatedDefinition, Target, TestSummary};
 use super::strategy::StrategyEffects;
 use super::AgentError;
 use crate::config::ModelRole;
@@ -91,9 +92,54 @@ pub async fn baseline_run(
     (summary, payload, stop)
 }
 
+/// The failing test a fix from the tests starts from: the one at the fix's
+/// location, or the first failure when the fix names none.
+fn failure_to_fix(request: &AgentRequest, baseline: &TestSummary) -> Option<crate::sandbox::TestFailure> {
+    match request {
+        AgentRequest::Fix { target: Some(loc), .. } => {
+            baseline.failures.iter().find(|f| f.file == loc.path && f.line as usize == loc.focus()).cloned()
+        }
+        AgentRequest::Fix { target: None, .. } => {
+            baseline.failures.iter().find(|f| !f.file.is_empty()).or(baseline.failures.first()).cloned()
+        }
+        _ => None,
+    }
+}
+
+/// The calls `failure`'s test makes into the project (`runtime.trace_calls`;
+/// pytest only); empty when it cannot be traced, which never stops a fix.
+async fn observe_calls(
+    env: &AgentEnv,
+    failure: Option<&crate::sandbox::TestFailure>,
+    cancel: &CancellationToken,
+) -> Vec<crate::sandbox::TracedCall> {
+    let rt = &env.config.runtime;
+    let Some(f) = failure.filter(|f| rt.trace_calls && f.test.contains("::")) else {
+        return Vec::new();
+    };
+    let limits = crate::sandbox::TraceLimits { max_calls: rt.trace_max_calls, value_chars: rt.trace_value_chars };
+    match crate::sandbox::trace_python_test(&env.config, &env.paths, &env.sources.overlays(), &f.test, limits, cancel)
+        .await
+    {
+        Ok(trace) => trace.map(|t| t.calls).unwrap_or_default(),
+        Err(e) => {
+            tracing::info!(test = %f.test, "the failing test could not be traced: {e}");
+            Vec::new()
+        }
+    }
+}
+
 /// The file, lines and failure the coder works on.
-pub async fn locate(env: &AgentEnv, task: &mut Task) -> Result<StepEnd, AgentError> {
+pub async fn locate(env: &AgentEnv, task: &mut Task, cancel: &CancellationToken) -> Result<StepEnd, AgentError> {
     task.record(env, vec![ev(EventType::ToolCalled, json!({"tool": "locate"}))]).await?;
+    let baseline = task.progress.baseline.clone().unwrap_or_default();
+    let failure = failure_to_fix(&task.request, &baseline);
+    let from_tests =
+        matches!(&task.request, AgentRequest::Fix { target: None, .. } | AgentRequest::Fix { from_tests: true, .. });
+    let calls = if from_tests { observe_calls(env, failure.as_ref(), cancel).await } else { Vec::new() };
+    if cancel.is_cancelled() {
+        return Ok(StepEnd::Cancelled);
+    }
     let target = match &task.request {
         AgentRequest::Edit { target, instruction, .. } => read_target(env, &target.path).map(|before| {
             let n = before.lines().count().max(1);
@@ -110,11 +156,8 @@ pub async fn locate(env: &AgentEnv, task: &mut Task) -> Result<StepEnd, AgentErr
             }
         }),
         AgentRequest::Fix { target: Some(loc), message, from_tests } => {
-            let baseline = task.progress.baseline.clone().unwrap_or_default();
-            let failure =
-                baseline.failures.iter().find(|f| f.file == loc.path && f.line as usize == loc.focus()).cloned();
             if *from_tests && failure.is_some() {
-                Ok(locate_failure(env, &baseline, failure.as_ref(), message.as_deref()))
+                Ok(locate_failure(env, &baseline, failure.as_ref(), message.as_deref(), &calls))
                     .and_then(|t| t.ok_or_else(|| format!("could not find the code behind the failing test at {loc}")))
             } else {
                 read_target(env, &loc.path).map(|before| {
@@ -142,9 +185,7 @@ pub async fn locate(env: &AgentEnv, task: &mut Task) -> Result<StepEnd, AgentErr
             super::add_tests::tests_target(env, target, test_file.as_deref())
         }
         AgentRequest::Fix { target: None, message, .. } => {
-            let baseline = task.progress.baseline.clone().unwrap_or_default();
-            let first = baseline.failures.iter().find(|f| !f.file.is_empty()).or(baseline.failures.first()).cloned();
-            locate_failure(env, &baseline, first.as_ref(), message.as_deref()).ok_or_else(|| {
+            locate_failure(env, &baseline, failure.as_ref(), message.as_deref(), &calls).ok_or_else(|| {
                 format!(
                     "could not find the code behind the failing tests ({}); name the file: `tinycoder fix FILE:LINE`",
                     baseline.headline()
@@ -154,7 +195,8 @@ pub async fn locate(env: &AgentEnv, task: &mut Task) -> Result<StepEnd, AgentErr
     };
     match target {
         Ok(t) => {
-            let payload = json!({"tool": "locate", "ok": true, "path": t.path, "lines": [t.start_line, t.end_line], "test": t.test, "why": t.why});
+            let payload = json!({"tool": "locate", "ok": true, "path": t.path, "lines": [t.start_line, t.end_line], "test": t.test, "why": t.why,
+                "traced_calls": calls.len(), "first_suspect": t.suspects.first().map(|d| format!("{} ({})", d.name, d.path))});
             task.progress.target = Some(t);
             task.save(env, vec![ev(EventType::ToolCompleted, payload)], crate::contracts::TaskStatus::Orchestrating)
                 .await?;
@@ -189,46 +231,41 @@ pub async fn attempt(env: &AgentEnv, task: &mut Task, cancel: &CancellationToken
         || target.subject.is_some()
         || focus.is_some()
         || matches!(task.request, AgentRequest::Edit { .. });
-    let format = coder::choose_format(&env.config.runtime, &target.path, &target.before, symbols_only);
     let counter = TokenCounter::with_model(&env.config.budget, env.model.clone(), ModelRole::Coder);
-    let memory = MemoryContext::new(env);
-    let effects = StrategyEffects::of(&task.progress.strategies);
-    let widened = AgentEnv { config: effects.widen(&env.config), ..env.clone() };
-    let ctx = match coder::build_context(&widened, &task.request, &task.progress, format, &memory, &counter).await {
-        Ok(c) => c,
-        Err(e) => {
-            task.progress.stop_reason = Some(format!("the coder's context could not be built: {e}"));
-            return Ok(StepEnd::Done);
+    // The narrow prompt only where the trace shows the suspect computing the wrong
+    // value: on a guess, the whole prompt with a note keeps the rest in view.
+    let traced = focus.filter(|s| target.computed_by.as_ref().is_some_and(|c| c.same_place(s)));
+    let narrow = match (traced, EditFormat::parse(&env.config.runtime.focus_edit_format)) {
+        (Some(suspect), Some(f)) => {
+            let shown = env.config.runtime.observed_calls_shown as usize;
+            focused::focused_messages(&env.prompts, &target, suspect, f, shown)?.map(|m| (m, f))
         }
+        _ => None,
     };
-    let sections: Vec<serde_json::Value> =
-        ctx.sections.iter().map(|s| json!({"kind": s.kind, "title": s.title, "tokens": s.tokens})).collect();
-    task.record(
-        env,
-        vec![ev(EventType::ContextBuilt, json!({"attempt": number, "sections": sections, "budget": ctx.budget}))],
-    )
-    .await?;
-    let retry = match task.progress.attempts.last() {
-        // "Another approach": a fresh try, the failed attempts named in the request instead.
-        Some(_) if effects.other_approach => None,
-        Some(last) => Some(coder::feedback(
-            &env.prompts,
-            last,
-            &target,
-            env.config.runtime.failure_output_lines as usize,
-            env.config.runtime.feedback_tokens as usize,
-            &counter.estimator(),
-        )?),
-        None => None,
+    let format = match &narrow {
+        Some((_, f)) => *f,
+        None => coder::choose_format(&env.config.runtime, &target.path, &target.before, symbols_only),
     };
-    // A reply that repeated the code tells the model nothing new, and shown as its own
-    // turn it is copied back again: after one, the retry is a fresh try.
-    let show_previous = env.config.runtime.retry_shows_previous_reply
-        && !task.progress.attempts.last().is_some_and(|a| a.changes_nothing);
-    let mut messages = coder::messages(&ctx, retry, show_previous);
-    if let (Some(suspect), Some(last)) = (focus, messages.last_mut()) {
-        last.content = format!("{}\n\n{}", last.content, coder::focus_text(&env.prompts, suspect)?);
-    }
+    // The file the progress names: a narrow attempt edits the suspect's.
+    let edited = match (&narrow, traced) {
+        (Some(_), Some(suspect)) => suspect.path.clone(),
+        _ => target.path.clone(),
+    };
+    let messages = match narrow {
+        Some((messages, _)) => {
+            let suspect = focus.map(|d| format!("{}:{}-{}", d.path, d.start_line, d.end_line));
+            task.record(
+                env,
+                vec![ev(EventType::ContextBuilt, json!({"attempt": number, "focused": suspect, "sections": []}))],
+            )
+            .await?;
+            messages
+        }
+        None => match broad_messages(env, task, &target, format, focus, &counter).await? {
+            Some(messages) => messages,
+            None => return Ok(StepEnd::Done),
+        },
+    };
     let prompt_text: String = messages.iter().map(|m| m.content.as_str()).collect::<Vec<_>>().join("\n\n");
     let (prompt_tokens, exact) = counter.count(&prompt_text).await;
     tracing::trace!(attempt = number, prompt = %prompt_text, "the coder's prompt");
@@ -250,7 +287,7 @@ pub async fn attempt(env: &AgentEnv, task: &mut Task, cancel: &CancellationToken
         vec![
             ev(
                 EventType::CoderCalled,
-                json!({"attempt": number, "file": target.path, "format": format, "mode": mode_of(&task.request),
+                json!({"attempt": number, "file": edited, "format": format, "mode": mode_of(&task.request),
                     "focus": focus.map(|d| format!("{} ({})", d.name, d.path))}),
             ),
             ev(
@@ -315,7 +352,11 @@ pub async fn attempt(env: &AgentEnv, task: &mut Task, cancel: &CancellationToken
     )
     .await?;
     tracing::debug!(attempt = number, %reply, "the coder's reply");
-    let opts = SymbolEdit { focus_line: Some(target.start_line), protect_tests: target.protect_tests };
+    let opts = SymbolEdit {
+        focus_line: Some(target.start_line),
+        protect_tests: target.protect_tests,
+        region: focus.map(focused::region_of),
+    };
     let checks = ReplyChecks::from_config(&env.config.runtime);
     // What the next attempt is shown of this one: the reply as the model wrote it.
     let shown_reply = reply.clone();
@@ -397,6 +438,61 @@ pub async fn attempt(env: &AgentEnv, task: &mut Task, cancel: &CancellationToken
     task.progress.attempts.push(record);
     task.save(env, vec![], crate::contracts::TaskStatus::Testing).await?;
     Ok(StepEnd::Done)
+}
+
+/// The messages of an attempt with the whole context (the target file, what
+/// it calls, the test and its output, memory), the previous attempt's feedback
+/// and, when one is chosen, a note naming the suspect; `None` when the context
+/// could not be built (the task's stop reason says why).
+async fn broad_messages(
+    env: &AgentEnv,
+    task: &mut Task,
+    target: &Target,
+    format: EditFormat,
+    focus: Option<&RelatedDefinition>,
+    counter: &TokenCounter,
+) -> Result<Option<Vec<crate::llm::ChatMessage>>, AgentError> {
+    let number = task.progress.attempts.len() + 1;
+    let memory = MemoryContext::new(env);
+    let effects = StrategyEffects::of(&task.progress.strategies);
+    let widened = AgentEnv { config: effects.widen(&env.config), ..env.clone() };
+    let ctx = match coder::build_context(&widened, &task.request, &task.progress, format, &memory, counter).await {
+        Ok(c) => c,
+        Err(e) => {
+            task.progress.stop_reason = Some(format!("the coder's context could not be built: {e}"));
+            return Ok(None);
+        }
+    };
+    let sections: Vec<serde_json::Value> =
+        ctx.sections.iter().map(|s| json!({"kind": s.kind, "title": s.title, "tokens": s.tokens})).collect();
+    task.record(
+        env,
+        vec![ev(EventType::ContextBuilt, json!({"attempt": number, "sections": sections, "budget": ctx.budget}))],
+    )
+    .await?;
+    let retry = match task.progress.attempts.last() {
+        // "Another approach": a fresh try, the failed attempts named in the request instead.
+        Some(_) if effects.other_approach => None,
+        Some(last) => Some(coder::feedback(
+            &env.prompts,
+            last,
+            target,
+            env.config.runtime.failure_output_lines as usize,
+            env.config.runtime.feedback_tokens as usize,
+            &counter.estimator(),
+        )?),
+        None => None,
+    };
+    // A reply that repeated the code tells the model nothing new, and shown as its own
+    // turn it is copied back again: after one, the retry is a fresh try. So is one
+    // after a narrow attempt, whose reply answered another prompt in another format.
+    let show_previous = env.config.runtime.retry_shows_previous_reply
+        && !task.progress.attempts.last().is_some_and(|a| a.changes_nothing || a.format == EditFormat::LineFix);
+    let mut messages = coder::messages(&ctx, retry, show_previous);
+    if let (Some(suspect), Some(last)) = (focus, messages.last_mut()) {
+        last.content = format!("{}\n\n{}", last.content, coder::focus_text(&env.prompts, suspect)?);
+    }
+    Ok(Some(messages))
 }
 
 fn mode_of(request: &AgentRequest) -> &'static str {

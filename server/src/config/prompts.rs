@@ -51,6 +51,10 @@ prompts! {
     EDIT_FORMAT_WHOLE_FILE = "edit_format_whole_file" ["path", "language"];
     EDIT_FORMAT_SEARCH_REPLACE = "edit_format_search_replace" ["path"];
     EDIT_FORMAT_JSON_SYMBOL = "edit_format_json_symbol" ["language"];
+    EDIT_FORMAT_LINE_FIX = "edit_format_line_fix" ["language"];
+    CODER_REQUEST_LINE_FIX = "coder_request_line_fix" ["location", "name", "language", "code", "evidence", "problem", "format_rules"];
+    CODER_LINE_FIX_TEST = "coder_line_fix_test" ["location", "language", "code"];
+    CODER_OBSERVED_CALLS = "coder_observed_calls" ["name", "calls"];
     CRITIC_SYSTEM = "critic_system" [];
     CRITIC_REQUEST = "critic_request" ["request", "tests", "diff"];
     MEMORY_ERROR_FIX = "memory_error_fix" ["message", "path", "symbols", "change"];

@@ -15,6 +15,12 @@ pub enum EditError {
         "the SEARCH text of block {block} matches {count} places in `{path}`; include more lines so it matches one"
     )]
     Ambiguous { path: String, block: usize, count: usize },
+    #[error("the reply names no wrong line and its correction; answer with `Wrong line:` and `Fixed line:`, each followed by the code in a ``` block")]
+    NoLineFix,
+    #[error("the wrong line `{line}` is not in `{path}`{hint}; copy the line exactly as it is in the code shown")]
+    LineNotFound { path: String, line: String, hint: String },
+    #[error("the wrong line `{line}` is in {count} places in `{path}`; quote the lines around it too, so that it matches one")]
+    LineAmbiguous { path: String, line: String, count: usize },
     #[error("the reply holds no SEARCH/REPLACE block (<<<<<<< SEARCH … ======= … >>>>>>> REPLACE)")]
     NoBlocks,
     #[error("the reply leaves out parts of `{path}` ({why}); reply with the whole file, nothing elided")]

@@ -19,11 +19,14 @@ pub enum EditFormat {
     WholeFile,
     /// A JSON object `{"code": "…"}` holding the changed definitions (schema-constrained).
     JsonSymbol,
+    /// The wrong line(s) of one definition quoted, then corrected (`Wrong line:` / `Fixed line:`).
+    LineFix,
 }
 
 impl EditFormat {
     /// Every format.
-    pub const ALL: [EditFormat; 4] = [Self::WholeSymbol, Self::SearchReplace, Self::WholeFile, Self::JsonSymbol];
+    pub const ALL: [EditFormat; 5] =
+        [Self::WholeSymbol, Self::SearchReplace, Self::WholeFile, Self::JsonSymbol, Self::LineFix];
 
     /// The snake_case name (as in config).
     pub fn as_str(self) -> &'static str {
@@ -32,6 +35,7 @@ impl EditFormat {
             Self::SearchReplace => "search_replace",
             Self::WholeFile => "whole_file",
             Self::JsonSymbol => "json_symbol",
+            Self::LineFix => "line_fix",
         }
     }
 
@@ -84,6 +88,18 @@ pub fn apply_reply(
         EditFormat::SearchReplace => {
             vec![(path.clone(), apply_search_replace(path, before, &parse_search_replace(reply))?)]
         }
+        EditFormat::LineFix => {
+            let fixed = super::parse_line_fix(reply)
+                .ok_or(EditError::NoLineFix)
+                .and_then(|fix| super::apply_line_fix(files, opts.region.as_ref(), &fix));
+            match fixed {
+                Ok(change) => vec![change],
+                // A whole corrected definition instead of two lines is still a fix.
+                Err(e) => {
+                    reply_code(reply).and_then(|code| apply_symbol_edits_across(files, &code, opts).ok()).ok_or(e)?
+                }
+            }
+        }
         EditFormat::WholeFile => match apply_whole_file(path, before, reply, checks) {
             Ok(after) => vec![(path.clone(), after)],
             // A short file's reply that holds only the changed definitions is a
@@ -117,7 +133,7 @@ mod tests {
     #[test]
     fn a_whole_file_reply_with_only_the_changed_function_is_applied_as_one() {
         let files = vec![("shop.py".to_string(), PRICES.to_string())];
-        let opts = SymbolEdit { focus_line: None, protect_tests: true };
+        let opts = SymbolEdit { focus_line: None, protect_tests: true, region: None };
         let reply = "```python\ndef total(items):\n    t = 0\n    for p, q in items:\n        t += item(p, q)\n    return t\n```";
         let out = apply_reply(EditFormat::WholeFile, &files, reply, &opts, &crate::edits::default_checks())
             .expect("applied as a whole-symbol edit");
@@ -143,7 +159,7 @@ mod tests {
     #[test]
     fn only_the_definitions_that_changed_are_reported() {
         let files = vec![("shop.py".to_string(), PRICES.to_string())];
-        let opts = SymbolEdit { focus_line: None, protect_tests: true };
+        let opts = SymbolEdit { focus_line: None, protect_tests: true, region: None };
         let reply = "```python\ndef total(items):\n    t = 0\n    for p, q in items:\n        t += item(p, q)\n    return t\n```";
         let out = apply_reply(EditFormat::WholeSymbol, &files, reply, &opts, &crate::edits::default_checks())
             .expect("applied");

@@ -4,7 +4,8 @@
 //! forgiving where it can be and precise where it cannot: fences and chatter are
 //! stripped ([`fence`]), whole symbols are matched by their tree-sitter name
 //! ([`symbol_edit`]), search/replace blocks match with whitespace and indentation
-//! tolerance and say "did you mean" on a miss ([`search_replace`]). Every result
+//! tolerance and say "did you mean" on a miss ([`search_replace`]), and so do
+//! the quoted wrong lines of a line fix ([`line_fix`]). Every result
 //! must parse with no new syntax errors ([`check`]) before anything runs it, and
 //! diffs come from `similar` ([`patch`]).
 //!
@@ -16,6 +17,7 @@ mod check;
 mod error;
 pub mod fence;
 mod format;
+mod line_fix;
 mod patch;
 mod reply_filter;
 mod search_replace;
@@ -54,6 +56,7 @@ pub(crate) fn default_checks() -> ReplyChecks {
 }
 pub use error::EditError;
 pub use format::{apply_reply, EditFormat, EditOutcome, JsonSymbolReply};
+pub use line_fix::{apply_line_fix, parse_line_fix, LineFix, LineRegion};
 pub use patch::{unified_diff, FileChange, Patch};
 pub use reply_filter::{filter_reply_definitions, KeepDefinitions};
 pub use search_replace::{apply_search_replace, parse_search_replace, SearchReplace};

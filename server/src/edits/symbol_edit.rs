@@ -15,6 +15,8 @@ pub struct SymbolEdit {
     pub focus_line: Option<usize>,
     /// Refuse changes to tests (a fix must change the code under test).
     pub protect_tests: bool,
+    /// The definition a line fix is about: its wrong lines are looked for there first.
+    pub region: Option<super::LineRegion>,
 }
 
 struct Parsed<'a> {

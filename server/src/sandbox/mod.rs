@@ -4,10 +4,12 @@
 //! Entry points for other layers:
 //! - [`run_project_tests`]: tests of the workspace (with unsaved buffers) in a fresh shadow.
 //! - [`run_tests_in_shadow`]: tests in a shadow the caller owns (agent patches).
+//! - [`trace_python_test`]: one failing pytest test again, with the calls it makes into the project.
 //! - [`ShellTool::run`]: a shell command behind the permission gate, run in the sandbox.
 //! - [`PermissionPolicy::check`]: the verdict for a command, without running it.
 //! - [`probe_mechanisms`]: which isolation mechanisms this machine enforces.
 
+mod call_trace;
 mod error;
 mod human;
 mod limits;
@@ -25,6 +27,7 @@ mod test_detect;
 pub mod test_parse;
 mod tests_run;
 
+pub use call_trace::{trace_python_test, CallTrace, TraceLimits, TracedCall};
 pub use error::SandboxError;
 pub use human::{
     HumanPort, NonInteractiveHuman, OneQuestionAtATime, PermissionChoice, PermissionRequest, StepConfirmation,

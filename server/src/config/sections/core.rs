@@ -279,6 +279,16 @@ pub struct RuntimeConfig {
     pub retry_shows_previous_reply: bool,
     /// From which attempt the coder is pointed at one suspect definition (0: never).
     pub focus_from_attempt: u32,
+    /// The edit format of an attempt pointed at one suspect ("": the same as the others).
+    pub focus_edit_format: String,
+    /// Run a failing Python test once more under the call tracer before the first attempt.
+    pub trace_calls: bool,
+    /// Calls one trace records at most.
+    pub trace_max_calls: u32,
+    /// Characters of one traced argument or result at most.
+    pub trace_value_chars: u32,
+    /// Traced calls of a suspect shown to the coder at most.
+    pub observed_calls_shown: u32,
     pub critic: bool,
     pub critic_fallback: String,
     pub rerun_tests_after_apply: bool,
@@ -325,12 +335,26 @@ impl RuntimeConfig {
         if self.query_hits == 0 {
             return Err(Invalid::new("runtime.query_hits", 0, "at least 1"));
         }
-        const FORMATS: [&str; 5] = ["auto", "whole_symbol", "search_replace", "whole_file", "json_symbol"];
+        const FORMATS: [&str; 6] = ["auto", "whole_symbol", "search_replace", "whole_file", "json_symbol", "line_fix"];
         if !FORMATS.contains(&self.edit_format.as_str()) {
             return Err(Invalid::new(
                 "runtime.edit_format",
                 &self.edit_format,
-                "one of auto, whole_symbol, search_replace, whole_file, json_symbol",
+                "one of auto, whole_symbol, search_replace, whole_file, json_symbol, line_fix",
+            ));
+        }
+        if !self.focus_edit_format.is_empty() && !FORMATS[1..].contains(&self.focus_edit_format.as_str()) {
+            return Err(Invalid::new(
+                "runtime.focus_edit_format",
+                &self.focus_edit_format,
+                "empty, or one of whole_symbol, search_replace, whole_file, json_symbol, line_fix",
+            ));
+        }
+        if self.trace_max_calls == 0 || self.trace_value_chars < 8 {
+            return Err(Invalid::new(
+                "runtime.trace_max_calls",
+                self.trace_max_calls,
+                "at least 1 call, and runtime.trace_value_chars at least 8",
             ));
         }
         if !(0.0..=2.0).contains(&self.retry_temperature_step) || !(0.0..=2.0).contains(&self.retry_temperature_max) {

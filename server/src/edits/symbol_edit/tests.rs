@@ -121,7 +121,7 @@ fn unknown_names_get_a_suggestion() {
 #[test]
 fn tests_are_protected_when_asked_but_repeated_tests_are_fine() {
     let before = "def add(a, b):\n    return a - b\n\n\ndef test_add():\n    assert add(1, 2) == 3\n";
-    let opts = SymbolEdit { focus_line: None, protect_tests: true };
+    let opts = SymbolEdit { focus_line: None, protect_tests: true, region: None };
     let changed_test = "def test_add():\n    assert add(1, 2) == -1\n";
     expect![
         "error: the reply changes `test_add`, a test; fix the code under test instead and leave the tests as they are"
@@ -143,7 +143,7 @@ fn tests_are_protected_when_asked_but_repeated_tests_are_fine() {
 #[test]
 fn rust_method_with_doc_comment_replaces_the_old_doc() {
     let before = "struct Rect { w: u32, h: u32 }\n\nimpl Rect {\n    /// The area.\n    pub fn area(&self) -> u32 {\n        self.w + self.h\n    }\n}\n\n#[cfg(test)]\nmod tests {\n    use super::*;\n    #[test]\n    fn area() {\n        assert_eq!(Rect { w: 2, h: 3 }.area(), 6);\n    }\n}\n";
-    let opts = SymbolEdit { focus_line: Some(5), protect_tests: true };
+    let opts = SymbolEdit { focus_line: Some(5), protect_tests: true, region: None };
     expect![[r#"
         changed: area
         struct Rect { w: u32, h: u32 }
@@ -176,7 +176,7 @@ fn rust_method_with_doc_comment_replaces_the_old_doc() {
 fn the_focus_line_picks_between_same_names() {
     let before =
         "class A:\n    def size(self):\n        return 1\n\n\nclass B:\n    def size(self):\n        return 2\n";
-    let opts = SymbolEdit { focus_line: Some(8), protect_tests: false };
+    let opts = SymbolEdit { focus_line: Some(8), protect_tests: false, region: None };
     expect![[r#"
         changed: size
         class A:
