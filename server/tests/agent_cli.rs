@@ -9,10 +9,15 @@ use serde_json::Value;
 use std::process::Command;
 
 fn tinycoder(project: &std::path::Path, home: &std::path::Path, url: &str, args: &[&str]) -> std::process::Output {
+    tinycoder_with(project, common::agent_env(url, home), args)
+}
+
+/// `tinycoder ARGS` in `project` with exactly the environment `env` adds.
+fn tinycoder_with(project: &std::path::Path, env: Vec<(String, String)>, args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_tinycoder"))
         .args(args)
         .current_dir(project)
-        .envs(common::agent_env(url, home))
+        .envs(env)
         .output()
         .expect("run tinycoder")
 }
@@ -105,14 +110,7 @@ async fn fix_finds_the_code_with_relative_cache_and_data_folders() {
         }
     }
     env.push(("TINYCODER_RUNTIME__MAX_RETRIES".into(), "0".into()));
-    let out = tokio::task::block_in_place(|| {
-        Command::new(env!("CARGO_BIN_EXE_tinycoder"))
-            .args(["fix", "--json"])
-            .current_dir(&project)
-            .envs(env)
-            .output()
-            .expect("run tinycoder")
-    });
+    let out = tokio::task::block_in_place(|| tinycoder_with(&project, env, &["fix", "--json"]));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("editing cart/__init__.py"), "the index places `total`:\n{stderr}");
     assert!(home.path().join("data/workspaces").is_dir(), "the data folder is the one named, from the project");
@@ -141,14 +139,7 @@ async fn fix_traces_the_failing_test_and_points_the_next_attempt_at_the_call_tha
     let mut env = common::agent_env(&url, home.path());
     env.push(("TINYCODER_RUNTIME__MAX_RETRIES".into(), "1".into()));
     env.push(("TINYCODER_RUNTIME__CRITIC".into(), "false".into()));
-    let out = tokio::task::block_in_place(|| {
-        Command::new(env!("CARGO_BIN_EXE_tinycoder"))
-            .args(["fix", "--json"])
-            .current_dir(&project)
-            .envs(env)
-            .output()
-            .expect("run tinycoder")
-    });
+    let out = tokio::task::block_in_place(|| tinycoder_with(&project, env, &["fix", "--json"]));
     let stderr = String::from_utf8_lossy(&out.stderr);
     let report: Value = serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("--json prints one object ({e}); stderr:\n{stderr}"));

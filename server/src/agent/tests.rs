@@ -194,14 +194,15 @@ async fn after_a_reply_that_changes_nothing_the_retry_is_a_fresh_try() {
     assert_eq!(coder[2].messages[2].content, WRONG);
 }
 
-/// With `runtime.focus_edit_format = "line_fix"` the focused retry is a narrow
-/// prompt about the suspect alone, and its `Wrong line` / `Fixed line` reply
-/// becomes the patch.
+/// The call tracer shows `median` returning the wrong 3 below `middle`, the
+/// function the test calls: the retry at `median` is a narrow prompt about it
+/// alone, with that call, and its `Wrong line` / `Fixed line` reply becomes
+/// the patch.
 #[tokio::test]
-async fn a_focused_retry_shows_the_suspect_alone_and_takes_a_line_fix() {
-    let report = "from stats import median, spread\n\n\ndef render(xs):\n    return f\"median={median(xs)} spread={spread(xs)}\"\n";
+async fn a_retry_at_the_traced_suspect_shows_it_alone_and_takes_a_line_fix() {
+    let report = "from stats import median\n\n\ndef middle(xs):\n    return median(xs)\n";
     let stats = "def spread(xs):\n    return max(xs) - min(xs)\n\n\ndef median(xs):\n    s = sorted(xs)\n    return s[len(s) // 2]\n";
-    let tests = "from report import render\n\n\ndef test_render():\n    assert render([1, 2, 3, 4]) == \"median=2.5 spread=3\"\n";
+    let tests = "from report import middle\n\n\ndef test_middle():\n    assert middle([1, 2, 3, 4]) == 2.5\n";
     let echo = format!("```python\n{stats}```\n");
     let line_fix = "Wrong line:\n```python\n    return s[len(s) // 2]\n```\nWhy: an even count needs the mean of the two middle values.\nFixed line:\n```python\nn = len(s)\nreturn s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2\n```\n";
     let files = [("report.py", report), ("stats.py", stats), ("test_report.py", tests)];
@@ -216,8 +217,9 @@ async fn a_focused_retry_shows_the_suspect_alone_and_takes_a_line_fix() {
     assert_eq!(coder[1].messages.len(), 2, "system and the narrow request");
     let narrow = &coder[1].messages[1].content;
     assert!(narrow.starts_with("stats.py:5-7 (`median`):"), "{narrow}");
-    assert!(narrow.contains("def test_render") && narrow.contains("Wrong line:"), "{narrow}");
-    assert!(!narrow.contains("def render") && !narrow.contains("def spread"), "only the suspect: {narrow}");
+    assert!(narrow.contains("median(xs=[1, 2, 3, 4]) -> 3"), "the traced call: {narrow}");
+    assert!(narrow.contains("def test_middle") && narrow.contains("Wrong line:"), "{narrow}");
+    assert!(!narrow.contains("def middle") && !narrow.contains("def spread"), "only the suspect: {narrow}");
     let events = ws.env.bus.catch_up(&id, 0).await.expect("events");
     let focused: Vec<&serde_json::Value> =
         events.iter().filter(|e| e.event_type == EventType::ContextBuilt).map(|e| &e.payload["focused"]).collect();
