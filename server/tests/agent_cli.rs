@@ -12,15 +12,6 @@ fn tinycoder(project: &std::path::Path, home: &std::path::Path, url: &str, args:
     tinycoder_with(project, common::agent_env(url, home), args)
 }
 
-/// A copy of examples/cart in a fresh home, and the agent's environment for it.
-fn cart_project(url: &str) -> (tempfile::TempDir, std::path::PathBuf, Vec<(String, String)>) {
-    let home = tempfile::tempdir().unwrap();
-    let project = home.path().join("cart");
-    common::copy_example("cart", &project);
-    let env = common::agent_env(url, home.path());
-    (home, project, env)
-}
-
 /// `tinycoder ARGS` in `project` with exactly the environment `env` adds.
 fn tinycoder_with(project: &std::path::Path, env: Vec<(String, String)>, args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_tinycoder"))
@@ -107,7 +98,10 @@ async fn fix_makes_the_tests_pass_on_the_real_tree_and_records_the_steps() {
 async fn fix_finds_the_code_with_relative_cache_and_data_folders() {
     let url = common::openai_url();
     common::require_server(&url, "/health").await;
-    let (home, project, mut env) = cart_project(&url);
+    let home = tempfile::tempdir().unwrap();
+    let project = home.path().join("cart");
+    common::copy_example("cart", &project);
+    let mut env = common::agent_env(&url, home.path());
     for (key, value) in env.iter_mut() {
         match key.as_str() {
             "TINYCODER_CACHE_DIR" => *value = "../cache".into(),
@@ -139,7 +133,10 @@ fn events_of(project: &std::path::Path, home: &std::path::Path, url: &str, task:
 async fn fix_traces_the_failing_test_and_points_the_next_attempt_at_the_call_that_computed_the_wrong_value() {
     let url = common::openai_url();
     common::require_server(&url, "/health").await;
-    let (home, project, mut env) = cart_project(&url);
+    let home = tempfile::tempdir().unwrap();
+    let project = home.path().join("cart");
+    common::copy_example("cart", &project);
+    let mut env = common::agent_env(&url, home.path());
     env.push(("TINYCODER_RUNTIME__MAX_RETRIES".into(), "1".into()));
     env.push(("TINYCODER_RUNTIME__CRITIC".into(), "false".into()));
     let out = tokio::task::block_in_place(|| tinycoder_with(&project, env, &["fix", "--json"]));

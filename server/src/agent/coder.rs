@@ -173,7 +173,8 @@ pub fn evidence(target: &Target, baseline: Option<&TestSummary>, max_lines: usiz
     }
     for d in &target.related {
         let Some(text) = target.related_files.get(&d.path) else { continue };
-        let code = d.lines_in(text);
+        let count = (d.end_line + 1).saturating_sub(d.start_line.max(1));
+        let code: Vec<&str> = text.lines().skip(d.start_line.saturating_sub(1)).take(count).collect();
         out.push(ContextSection {
             kind: SectionKind::Evidence,
             title: format!(

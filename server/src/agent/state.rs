@@ -144,12 +144,6 @@ impl RelatedDefinition {
     pub fn same_place(&self, other: &RelatedDefinition) -> bool {
         self.path == other.path && self.start_line == other.start_line
     }
-
-    /// Its lines in `text` (the text of its file).
-    pub fn lines_in<'a>(&self, text: &'a str) -> Vec<&'a str> {
-        let count = (self.end_line + 1).saturating_sub(self.start_line.max(1));
-        text.lines().skip(self.start_line.saturating_sub(1)).take(count).collect()
-    }
 }
 
 /// How one coder attempt ended.

@@ -70,13 +70,12 @@ pub async fn trace_python_test(
     cancel: &CancellationToken,
 ) -> Result<Option<CallTrace>, SandboxError> {
     let sc = &config.sandbox;
-    // Decided on the workspace itself, so a project of another framework costs no shadow.
-    let cmd = detect_test_command(&paths.root, &sc.test_command)?;
-    if cmd.framework != TestFramework::Pytest {
-        return Ok(None);
-    }
     let shadow = shadow_with_overlays(paths, "trace", overlays).await?;
     let result = async {
+        let cmd = detect_test_command(shadow.path(), &sc.test_command)?;
+        if cmd.framework != TestFramework::Pytest {
+            return Ok(None);
+        }
         let scratch = shadow.temp_dir()?;
         let plugin = scratch.join(format!("{PLUGIN_MODULE}.py"));
         std::fs::write(&plugin, PLUGIN).map_err(|e| SandboxError::io("write the call tracer", &plugin, e))?;
