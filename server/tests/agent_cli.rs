@@ -90,17 +90,23 @@ async fn fix_makes_the_tests_pass_on_the_real_tree_and_records_the_steps() {
     assert_eq!(types.last().map(String::as_str), Some("task_completed"));
 }
 
+/// A copy of examples/cart in a fresh home, and the model server's URL (up).
+async fn cart_project() -> (String, tempfile::TempDir, std::path::PathBuf) {
+    let url = common::openai_url();
+    common::require_server(&url, "/health").await;
+    let home = tempfile::tempdir().unwrap();
+    let project = home.path().join("cart");
+    common::copy_example("cart", &project);
+    (url, home, project)
+}
+
 /// Cache and data folders given as relative paths (`TINYCODER_DATA_DIR=../data`)
 /// still hold the index the fix reads: the failing test in examples/cart calls
 /// `Cart.total`, which only the index can place. One attempt, since only the
 /// first step is under test here.
 #[tokio::test(flavor = "multi_thread")]
 async fn fix_finds_the_code_with_relative_cache_and_data_folders() {
-    let url = common::openai_url();
-    common::require_server(&url, "/health").await;
-    let home = tempfile::tempdir().unwrap();
-    let project = home.path().join("cart");
-    common::copy_example("cart", &project);
+    let (url, home, project) = cart_project().await;
     let mut env = common::agent_env(&url, home.path());
     for (key, value) in env.iter_mut() {
         match key.as_str() {
@@ -131,11 +137,7 @@ fn events_of(project: &std::path::Path, home: &std::path::Path, url: &str, task:
 /// replies is not under test here (the 0.5B model rarely fixes it).
 #[tokio::test(flavor = "multi_thread")]
 async fn fix_traces_the_failing_test_and_points_the_next_attempt_at_the_call_that_computed_the_wrong_value() {
-    let url = common::openai_url();
-    common::require_server(&url, "/health").await;
-    let home = tempfile::tempdir().unwrap();
-    let project = home.path().join("cart");
-    common::copy_example("cart", &project);
+    let (url, home, project) = cart_project().await;
     let mut env = common::agent_env(&url, home.path());
     env.push(("TINYCODER_RUNTIME__MAX_RETRIES".into(), "1".into()));
     env.push(("TINYCODER_RUNTIME__CRITIC".into(), "false".into()));

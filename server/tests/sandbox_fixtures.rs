@@ -7,7 +7,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use tinycoder::paths::WorkspacePaths;
 use tinycoder::sandbox::test_parse::render;
-use tinycoder::sandbox::{run_project_tests, BufferOverlay, TestReport};
+use tinycoder::sandbox::{run_project_tests, trace_python_test, BufferOverlay, TestReport, TraceLimits};
 use tokio_util::sync::CancellationToken;
 
 fn fixture(name: &str) -> PathBuf {
@@ -91,4 +91,32 @@ async fn unittest_failures_are_located() {
         tests/test_calc_unittest.py:11 [tests.test_calc_unittest.SubTest.test_sub_wrong] AssertionError: 2 != 3
     "#]]
     .assert_eq(&render(&report.failures));
+    // The output names the workspace's own paths, not the shadow's.
+    let tail = &report.output_tail;
+    assert!(tail.contains("File \"tests/test_calc_unittest.py\", line 14") && !tail.contains("/shadows/"), "{tail}");
+}
+
+/// A failing pytest test runs again under the call tracer and names the calls
+/// it made into the project; a cargo project is not traced and gets no shadow.
+#[tokio::test]
+async fn a_failing_pytest_test_is_traced_and_a_cargo_project_is_not() {
+    let _serial = SERIAL.lock().await;
+    common::hermetic_dirs();
+    let config = common::default_config();
+    let limits = TraceLimits { max_calls: 50, value_chars: 60 };
+    let cancel = CancellationToken::new();
+    let python = WorkspacePaths::new(&fixture("python-failing"), "");
+    let trace = trace_python_test(&config, &python, &[], "tests/test_calc.py::test_add_wrong", limits, &cancel)
+        .await
+        .expect("the trace runs")
+        .expect("a pytest project is traced");
+    let add = trace.calls.iter().find(|c| c.name == "add").unwrap_or_else(|| panic!("{trace:#?}"));
+    assert_eq!((add.depth, add.args.as_str(), add.result.as_deref()), (0, "a=1, b=2", Some("3")), "{add:#?}");
+    let rust = WorkspacePaths::new(&fixture("rust-failing"), "");
+    let none = trace_python_test(&config, &rust, &[], "tests::adds_wrongly", limits, &cancel).await.expect("no error");
+    assert!(none.is_none(), "{none:?}");
+    assert!(
+        !rust.cache_dir.join("shadows").exists() || rust.cache_dir.join("shadows").read_dir().unwrap().next().is_none(),
+        "no shadow is left behind"
+    );
 }

@@ -6,6 +6,7 @@ use super::memory_step::MemoryContext;
 use super::request::AgentRequest;
 use super::state::{AttemptRecord, RelatedDefinition, Target, TaskProgress, TestSummary};
 use super::strategy::StrategyEffects;
+use super::test_output::{failure_excerpt, without_repeats};
 use crate::config::{ModelRole, PromptError, PromptId, PromptLibrary, RuntimeConfig};
 use crate::context::{
     BuiltContext, ContextBuilder, ContextError, ContextExtras, ContextRequest, ContextSection, RequestKind,
@@ -124,83 +125,53 @@ pub fn problem_text(prompts: &PromptLibrary, target: &Target) -> Result<String, 
     }
 }
 
-/// The lines of `output` about `test` (its pytest section, or the lines around
-/// its name), at most `max_lines`; the output's end when the test is not named.
-pub fn failure_excerpt(output: &str, test: Option<&str>, max_lines: usize) -> String {
-    let lines: Vec<&str> = output.lines().collect();
-    let short = test.map(|t| t.rsplit([':', '.']).next().unwrap_or(t));
-    let start = short.and_then(|name| {
-        lines
-            .iter()
-            .position(|l| l.starts_with('_') && l.contains(name))
-            .or_else(|| lines.iter().position(|l| l.contains(name)))
-    });
-    let picked: Vec<&str> = match start {
-        Some(s) => {
-            let end = lines[s + 1..]
-                .iter()
-                .position(|l| (l.starts_with("___") || l.starts_with("===")) && !l.contains(short.unwrap_or("\u{0}")))
-                .map(|e| s + 1 + e)
-                .unwrap_or(lines.len());
-            lines[s..end].iter().copied().take(max_lines).collect()
-        }
-        None => lines[lines.len().saturating_sub(max_lines)..].to_vec(),
-    };
-    picked.join("\n").trim().to_string()
-}
-
 /// The failing test's source, the code it calls in other files, and the test
 /// output, shown after the code (dropped in reverse order when over budget).
-pub fn evidence(target: &Target, baseline: Option<&TestSummary>, max_lines: usize) -> Vec<ContextSection> {
+pub fn evidence(
+    prompts: &PromptLibrary,
+    target: &Target,
+    baseline: Option<&TestSummary>,
+    max_lines: usize,
+    whole_file_lines: usize,
+) -> Result<Vec<ContextSection>, PromptError> {
+    let section = |title: String, lang: &str, code: &str| ContextSection {
+        kind: SectionKind::Evidence,
+        title,
+        text: format!("```{lang}\n{}\n```", code.trim_end()),
+        tokens: 0,
+    };
     let mut out = Vec::new();
-    if let Some((title, code)) = &target.subject {
-        let lang = language_of(title.split(':').next().unwrap_or(""));
-        out.push(ContextSection {
-            kind: SectionKind::Evidence,
-            title: format!("The code to test ({title}):"),
-            text: format!("```{lang}\n{}\n```", code.trim_end()),
-            tokens: 0,
-        });
+    if let Some((location, code)) = &target.subject {
+        let title = prompts.render(PromptId::CODER_SECTION_SUBJECT, &[("location", location)])?;
+        out.push(section(title, language_of(location.split(':').next().unwrap_or("")), code));
     }
-    if let Some((title, code)) = &target.test_source {
-        let lang = language_of(title.split(':').next().unwrap_or(""));
-        out.push(ContextSection {
-            kind: SectionKind::Evidence,
-            title: format!("The failing test ({title}):"),
-            text: format!("```{lang}\n{}\n```", code.trim_end()),
-            tokens: 0,
-        });
+    if let Some((location, code)) = &target.test_source {
+        let title = prompts.render(PromptId::CODER_SECTION_TEST, &[("location", location)])?;
+        out.push(section(title, language_of(location.split(':').next().unwrap_or("")), code));
     }
     for d in &target.related {
         let Some(text) = target.related_files.get(&d.path) else { continue };
-        let count = (d.end_line + 1).saturating_sub(d.start_line.max(1));
-        let code: Vec<&str> = text.lines().skip(d.start_line.saturating_sub(1)).take(count).collect();
-        out.push(ContextSection {
-            kind: SectionKind::Evidence,
-            title: format!(
-                "{}:{}-{} (`{}`, {}):",
-                d.path,
-                d.start_line,
-                d.end_line,
-                d.name,
-                if d.raises { "where the failure's message is written" } else { "called by the code under test" }
-            ),
-            text: format!("```{}\n{}\n```", language_of(&d.path), code.join("\n")),
-            tokens: 0,
-        });
+        let location = format!("{}:{}-{}", d.path, d.start_line, d.end_line);
+        let id = if d.raises { PromptId::CODER_SECTION_RAISES } else { PromptId::CODER_SECTION_CALLEE };
+        let title = prompts.render(id, &[("location", &location), ("name", &d.name)])?;
+        out.push(section(title, language_of(&d.path), &d.lines_in(text).join("\n")));
     }
-    if let (Some(test), Some(b)) = (&target.test, baseline) {
-        let excerpt = failure_excerpt(&b.output_tail, Some(test), max_lines);
+    if let (Some(_), Some(b)) = (&target.test, baseline) {
+        let excerpt = shown_excerpt(target, &b.output_tail, max_lines, whole_file_lines);
         if !excerpt.is_empty() {
-            out.push(ContextSection {
-                kind: SectionKind::Evidence,
-                title: format!("Output of `{}`:", b.command),
-                text: format!("```\n{excerpt}\n```"),
-                tokens: 0,
-            });
+            let title = prompts.render(PromptId::CODER_SECTION_OUTPUT, &[("command", &b.command)])?;
+            out.push(section(title, "", &excerpt));
         }
     }
-    out
+    Ok(out)
+}
+
+/// The part of a test run's output about the target's failing test, without
+/// what the target's prompts already show.
+fn shown_excerpt(target: &Target, output: &str, max_lines: usize, whole_file_lines: usize) -> String {
+    let excerpt = failure_excerpt(output, target.test.as_deref(), max_lines);
+    let shown = target.shown_code(whole_file_lines);
+    without_repeats(&excerpt, &shown.iter().map(String::as_str).collect::<Vec<_>>())
 }
 
 /// `text` cut to about `max_tokens` by the estimator, at a line end. Nothing
@@ -220,27 +191,38 @@ pub fn trim_to_tokens(text: &str, max_tokens: usize, estimator: &TokenEstimator)
     (out, true)
 }
 
+/// How much of a failed attempt a retry's prompt shows.
+#[derive(Debug, Clone, Copy)]
+pub struct FeedbackLimits {
+    /// Lines of the test output at most (`runtime.failure_output_lines`).
+    pub failure_lines: usize,
+    /// Tokens for the previous reply and its error together (`runtime.feedback_tokens`).
+    pub budget_tokens: usize,
+    /// Files up to this many lines are shown whole (`budget.large_file_lines`).
+    pub whole_file_lines: usize,
+}
+
 /// The previous attempt, shown back to the model, and what went wrong with it.
 pub fn feedback(
     prompts: &PromptLibrary,
     last: &AttemptRecord,
     target: &Target,
-    failure_lines: usize,
-    budget_tokens: usize,
+    limits: FeedbackLimits,
     estimator: &TokenEstimator,
 ) -> Result<(String, String), PromptError> {
+    let FeedbackLimits { failure_lines, budget_tokens, whole_file_lines } = limits;
     let error = match &last.result {
         super::state::AttemptResult::BadEdit { error } => error.clone(),
         super::state::AttemptResult::ModelError { error } => format!("the model call failed: {error}"),
         super::state::AttemptResult::Tested { tests, why, .. } => {
-            let excerpt = failure_excerpt(&tests.output_tail, target.test.as_deref(), failure_lines);
+            let excerpt = shown_excerpt(target, &tests.output_tail, failure_lines, whole_file_lines);
             format!("{why}.\n```\n{excerpt}\n```")
         }
     };
     // The previous reply matters most (the model sees what it wrote); the error gets the rest.
     let (previous, _) = trim_to_tokens(&last.reply, budget_tokens * 2 / 3, estimator);
     let (error, cut) = trim_to_tokens(&error, budget_tokens / 3, estimator);
-    let error = if cut { format!("{error}(the rest of the output is left out)") } else { error };
+    let error = if cut { format!("{error}{}", prompts.render(PromptId::CODER_OUTPUT_CUT, &[])?) } else { error };
     let number = last.number.to_string();
     let text = prompts.render(PromptId::CODER_FEEDBACK, &[("attempt", &number), ("error", &error)])?;
     Ok((previous, text))
@@ -283,7 +265,13 @@ pub async fn build_context(
     let extras = ContextExtras {
         system: Some(system),
         request: Some(req_text),
-        evidence: evidence(target, p.baseline.as_ref(), rt.failure_output_lines as usize),
+        evidence: evidence(
+            &env.prompts,
+            target,
+            p.baseline.as_ref(),
+            rt.failure_output_lines as usize,
+            env.config.budget.large_file_lines as usize,
+        )?,
         primary_text: Some(target.before.clone()),
         reserve_tokens: if p.attempts.is_empty() { 0 } else { rt.feedback_tokens as usize * 2 },
         without_repo_map: true,
@@ -333,14 +321,6 @@ pub async fn complete(env: &AgentEnv, req: ChatRequest, cancel: &CancellationTok
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn excerpts_pick_the_failing_tests_section() {
-        let out = "============ FAILURES ============\n______ test_a ______\n\n>   assert f(1) == 2\nE   assert 3 == 2\n\ntest_x.py:4: AssertionError\n______ test_b ______\nE  other\n======== short test summary ========\nFAILED test_x.py::test_a\n";
-        let e = failure_excerpt(out, Some("test_x.py::test_a"), 40);
-        assert!(e.starts_with("______ test_a") && e.contains("assert 3 == 2") && !e.contains("test_b"), "{e}");
-        assert_eq!(failure_excerpt("a\nb\nc\n", None, 2), "b\nc");
-    }
 
     #[test]
     fn auto_format_by_size_and_grammar() {

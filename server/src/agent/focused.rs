@@ -14,9 +14,7 @@ use crate::llm::ChatMessage;
 
 /// The lines of `suspect` as the task read them, when its file is one the attempt may change.
 fn suspect_code(target: &Target, suspect: &RelatedDefinition) -> Option<String> {
-    let text = target.before_of(&suspect.path)?;
-    let count = (suspect.end_line + 1).saturating_sub(suspect.start_line.max(1));
-    let lines: Vec<&str> = text.lines().skip(suspect.start_line.saturating_sub(1)).take(count).collect();
+    let lines = suspect.lines_in(target.before_of(&suspect.path)?);
     (!lines.is_empty()).then(|| lines.join("\n"))
 }
 

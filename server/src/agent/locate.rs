@@ -2,13 +2,13 @@
 //! ranked to one definition (see `target.rs`), and the definitions it calls
 //! in other files, which the coder may change too.
 
-use super::coder;
 use super::env::AgentEnv;
 use super::observed::{is_call_of, value_origin};
 use super::state::{RelatedDefinition, Target, TestSummary};
 use super::target::{
     called_names, frames_in, message_body, names_word, rank_candidates, rank_suspects, writes_message, Candidate, Frame,
 };
+use super::test_output::failure_excerpt;
 use crate::sandbox::TracedCall;
 use std::path::Path;
 
@@ -69,7 +69,7 @@ pub fn locate_failure(
     calls: &[TracedCall],
 ) -> Option<Target> {
     let failure = failure?;
-    let excerpt = coder::failure_excerpt(&baseline.output_tail, Some(&failure.test), 400);
+    let excerpt = failure_excerpt(&baseline.output_tail, Some(&failure.test), 400);
     let frames = frames_in(&excerpt);
     let failure_frame = test_frame(failure, &frames);
     let test_text = failure_frame.as_ref().and_then(|f| env.sources.read(&f.path));

@@ -35,6 +35,7 @@ mod state;
 mod steps;
 mod strategy;
 pub mod target;
+mod test_output;
 pub mod tools;
 
 pub use add_tests::{subject_at, Subject};

@@ -116,6 +116,32 @@ impl Target {
         out
     }
 
+    /// The code every coder prompt about this target shows: the failing
+    /// test, the code under test, the definitions in other files, and the
+    /// target's file (whole when it has at most `whole_file_lines` lines,
+    /// else the target's own lines).
+    pub fn shown_code(&self, whole_file_lines: usize) -> Vec<String> {
+        let mut out: Vec<String> = self.test_source.iter().chain(&self.subject).map(|(_, code)| code.clone()).collect();
+        for d in &self.related {
+            if let Some(text) = self.before_of(&d.path) {
+                out.push(d.lines_in(text).join("\n"));
+            }
+        }
+        if self.before.lines().count() <= whole_file_lines {
+            out.push(self.before.clone());
+        } else {
+            let own = RelatedDefinition {
+                path: self.path.clone(),
+                name: String::new(),
+                start_line: self.start_line,
+                end_line: self.end_line,
+                raises: false,
+            };
+            out.push(own.lines_in(&self.before).join("\n"));
+        }
+        out
+    }
+
     /// The text `path` had when the task read it.
     pub fn before_of(&self, path: &str) -> Option<&str> {
         if path == self.path {
@@ -143,6 +169,12 @@ impl RelatedDefinition {
     /// Whether `other` is the same definition (same file, same first line).
     pub fn same_place(&self, other: &RelatedDefinition) -> bool {
         self.path == other.path && self.start_line == other.start_line
+    }
+
+    /// Its lines in `text`, the text of its file.
+    pub fn lines_in<'a>(&self, text: &'a str) -> Vec<&'a str> {
+        let count = (self.end_line + 1).saturating_sub(self.start_line.max(1));
+        text.lines().skip(self.start_line.saturating_sub(1)).take(count).collect()
     }
 }
 

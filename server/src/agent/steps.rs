@@ -477,8 +477,11 @@ async fn broad_messages(
             &env.prompts,
             last,
             target,
-            env.config.runtime.failure_output_lines as usize,
-            env.config.runtime.feedback_tokens as usize,
+            coder::FeedbackLimits {
+                failure_lines: env.config.runtime.failure_output_lines as usize,
+                budget_tokens: env.config.runtime.feedback_tokens as usize,
+                whole_file_lines: env.config.budget.large_file_lines as usize,
+            },
             &counter.estimator(),
         )?),
         None => None,

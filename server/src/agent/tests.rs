@@ -279,6 +279,9 @@ async fn a_fix_starts_where_the_failures_message_is_written_and_shows_the_users_
     let prompt = ws.model.requests(ModelRole::Coder)[0].messages.last().expect("a message").content.clone();
     assert!(prompt.starts_with("coerce.py:"), "the coder starts from coerce.py: {prompt}");
     assert!(prompt.contains("The failing test (test_loader.py:4-5)"), "the test, not the code it raised in: {prompt}");
+    // The test output keeps the failing line, not the test's lines shown above it.
+    assert_eq!(prompt.matches("def test_debug():").count(), 1, "{prompt}");
+    assert!(prompt.contains(">       assert load("), "the failing line stays marked: {prompt}");
     assert!(prompt.contains(&format!("in their own words: {said}")), "{prompt}");
     let events = ws.env.bus.catch_up(&id, 0).await.expect("events");
     let located = events

@@ -55,6 +55,12 @@ prompts! {
     CODER_REQUEST_LINE_FIX = "coder_request_line_fix" ["location", "name", "language", "code", "evidence", "problem", "format_rules"];
     CODER_LINE_FIX_TEST = "coder_line_fix_test" ["location", "language", "code"];
     CODER_OBSERVED_CALLS = "coder_observed_calls" ["name", "calls"];
+    CODER_SECTION_SUBJECT = "coder_section_subject" ["location"];
+    CODER_SECTION_TEST = "coder_section_test" ["location"];
+    CODER_SECTION_RAISES = "coder_section_raises" ["location", "name"];
+    CODER_SECTION_CALLEE = "coder_section_callee" ["location", "name"];
+    CODER_SECTION_OUTPUT = "coder_section_output" ["command"];
+    CODER_OUTPUT_CUT = "coder_output_cut" [];
     CRITIC_SYSTEM = "critic_system" [];
     CRITIC_REQUEST = "critic_request" ["request", "tests", "diff"];
     MEMORY_ERROR_FIX = "memory_error_fix" ["message", "path", "symbols", "change"];

@@ -70,6 +70,12 @@ pub async fn trace_python_test(
     cancel: &CancellationToken,
 ) -> Result<Option<CallTrace>, SandboxError> {
     let sc = &config.sandbox;
+    // A project whose own files name another runner (cargo, npm) is never
+    // traced, and need not pay for a shadow. Anything else is decided in the
+    // shadow, which holds the editor's unsaved buffers.
+    if detect_test_command(&paths.root, &sc.test_command).is_ok_and(|c| c.framework != TestFramework::Pytest) {
+        return Ok(None);
+    }
     let shadow = shadow_with_overlays(paths, "trace", overlays).await?;
     let result = async {
         let cmd = detect_test_command(shadow.path(), &sc.test_command)?;

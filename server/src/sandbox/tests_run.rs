@@ -132,7 +132,11 @@ pub async fn run_tests_in_shadow(
         end: out.end,
         failures,
         duration: out.duration,
-        output_tail: tail(&combined, sc.output_tail_bytes as usize),
+        // The shadow's path means nothing to the user or the model; their own paths do.
+        output_tail: tail(
+            &combined.replace(&format!("{}/", shadow.path().display()), ""),
+            sc.output_tail_bytes as usize,
+        ),
         mechanisms: out.mechanisms,
     })
 }
