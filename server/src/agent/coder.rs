@@ -154,7 +154,7 @@ pub fn evidence(
         let location = format!("{}:{}-{}", d.path, d.start_line, d.end_line);
         let id = if d.raises { PromptId::CODER_SECTION_RAISES } else { PromptId::CODER_SECTION_CALLEE };
         let title = prompts.render(id, &[("location", &location), ("name", &d.name)])?;
-        out.push(section(title, language_of(&d.path), &d.lines_in(text).join("\n")));
+        out.push(section(title, language_of(&d.path), &d.lines_in(text)));
     }
     if let (Some(_), Some(b)) = (&target.test, baseline) {
         let excerpt = shown_excerpt(target, &b.output_tail, max_lines, whole_file_lines);

@@ -14,8 +14,8 @@ use crate::llm::ChatMessage;
 
 /// The lines of `suspect` as the task read them, when its file is one the attempt may change.
 fn suspect_code(target: &Target, suspect: &RelatedDefinition) -> Option<String> {
-    let lines = suspect.lines_in(target.before_of(&suspect.path)?);
-    (!lines.is_empty()).then(|| lines.join("\n"))
+    let code = suspect.lines_in(target.before_of(&suspect.path)?);
+    (!code.is_empty()).then_some(code)
 }
 
 /// Where a line fix about `suspect` looks for the wrong lines first.

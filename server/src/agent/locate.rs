@@ -4,7 +4,7 @@
 
 use super::env::AgentEnv;
 use super::observed::{is_call_of, value_origin};
-use super::state::{RelatedDefinition, Target, TestSummary};
+use super::state::{lines_of, RelatedDefinition, Target, TestSummary};
 use super::target::{
     called_names, frames_in, message_body, names_word, rank_candidates, rank_suspects, writes_message, Candidate, Frame,
 };
@@ -270,11 +270,6 @@ fn is_holder_kind(kind: &str) -> bool {
     matches!(kind, "class" | "impl" | "struct" | "trait" | "module" | "enum")
 }
 
-/// The 1-based lines `a..=z` of `text`.
-fn lines_of(text: &str, a: usize, z: usize) -> String {
-    text.lines().skip(a.saturating_sub(1)).take((z + 1).saturating_sub(a.max(1))).collect::<Vec<_>>().join("\n")
-}
-
 /// Functions in other files than `path` that the code under test calls: what
 /// the test calls and what the focused code calls, then what those call, breadth
 /// first up to `budget.related_hops` calls deep and `budget.related_symbols` in all.
@@ -330,10 +325,8 @@ fn related_definitions(
                 }
                 seen.push((d.path.clone(), d.start_line));
                 let body = match d.path == path {
-                    true => lines_of(text, d.start_line, d.end_line),
-                    false => {
-                        env.sources.read(&d.path).map(|t| lines_of(&t, d.start_line, d.end_line)).unwrap_or_default()
-                    }
+                    true => d.lines_in(text),
+                    false => env.sources.read(&d.path).map(|t| d.lines_in(&t)).unwrap_or_default(),
                 };
                 for n in called_names(&body) {
                     if !named.contains(&n) {

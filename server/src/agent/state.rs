@@ -124,20 +124,13 @@ impl Target {
         let mut out: Vec<String> = self.test_source.iter().chain(&self.subject).map(|(_, code)| code.clone()).collect();
         for d in &self.related {
             if let Some(text) = self.before_of(&d.path) {
-                out.push(d.lines_in(text).join("\n"));
+                out.push(d.lines_in(text));
             }
         }
         if self.before.lines().count() <= whole_file_lines {
             out.push(self.before.clone());
         } else {
-            let own = RelatedDefinition {
-                path: self.path.clone(),
-                name: String::new(),
-                start_line: self.start_line,
-                end_line: self.end_line,
-                raises: false,
-            };
-            out.push(own.lines_in(&self.before).join("\n"));
+            out.push(lines_of(&self.before, self.start_line, self.end_line));
         }
         out
     }
@@ -172,10 +165,14 @@ impl RelatedDefinition {
     }
 
     /// Its lines in `text`, the text of its file.
-    pub fn lines_in<'a>(&self, text: &'a str) -> Vec<&'a str> {
-        let count = (self.end_line + 1).saturating_sub(self.start_line.max(1));
-        text.lines().skip(self.start_line.saturating_sub(1)).take(count).collect()
+    pub fn lines_in(&self, text: &str) -> String {
+        lines_of(text, self.start_line, self.end_line)
     }
+}
+
+/// The 1-based lines `a..=z` of `text`.
+pub fn lines_of(text: &str, a: usize, z: usize) -> String {
+    text.lines().skip(a.saturating_sub(1)).take((z + 1).saturating_sub(a.max(1))).collect::<Vec<_>>().join("\n")
 }
 
 /// How one coder attempt ended.
