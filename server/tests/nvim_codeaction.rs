@@ -1,5 +1,6 @@
 //! Neovim headless runs the editors/nvim plugin against the built server and
-//! lists code actions for a Python diagnostic. Needs `nvim` (Debian's `neovim`).
+//! lists code actions for a Python diagnostic. Needs `nvim` (Debian's `neovim`);
+//! runs on each Neovim of `TINYCODER_NVIMS`.
 
 mod common;
 
@@ -7,12 +8,18 @@ use std::time::Duration;
 
 #[test]
 fn neovim_lists_the_tinycoder_quickfix() {
+    for nvim in common::nvim::neovims() {
+        lists_the_quickfix(&nvim);
+    }
+}
+
+fn lists_the_quickfix(nvim: &std::path::Path) {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("calc.py");
     std::fs::write(&file, "def f(a):\n    return a + b\n").unwrap();
     let mut env = common::nvim::server_env(dir.path());
     env.push(("TINYCODER_FILE", file.into()));
-    let text = common::nvim::run_script("codeaction.lua", dir.path(), dir.path(), env, Duration::from_secs(120));
+    let text = common::nvim::run_script(nvim, "codeaction.lua", dir.path(), dir.path(), env, Duration::from_secs(120));
     assert!(text.contains("FILETYPE\tpython"), "{text}");
     assert!(text.contains("ATTACHED\ttrue"), "{text}");
     assert!(!text.contains("ERROR"), "{text}");

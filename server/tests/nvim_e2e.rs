@@ -4,7 +4,7 @@
 //! becomes a diagnostic, the quick-fix comes back as a diff preview, accepting
 //! it patches the buffer and the diagnostic clears; then a chat question about
 //! a file that is not open gets a streamed reply that cites it. Needs `nvim`
-//! (Debian's `neovim`, 0.7.2 or later).
+//! (Debian's `neovim`, 0.7.2 or later); runs on each Neovim of `TINYCODER_NVIMS`.
 //!
 //! examples/cart (the README's main job) is not used here: the 0.5B model does
 //! not fix it (its bug sits two calls below the test).
@@ -37,6 +37,12 @@ fn neovim_fixes_a_failing_test_through_the_preview_and_chats_about_the_project()
         .build()
         .unwrap()
         .block_on(common::require_server(&url, "/health"));
+    for nvim in common::nvim::neovims() {
+        fixes_and_chats(&nvim, &url);
+    }
+}
+
+fn fixes_and_chats(nvim: &std::path::Path, url: &str) {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("project");
     common::copy_fixture("agent-python", &root);
@@ -56,7 +62,7 @@ fn neovim_fixes_a_failing_test_through_the_preview_and_chats_about_the_project()
         // batch split, and with it the last bits of the logits).
         ("TINYCODER_BACKEND__PROMPT_CACHE", "false".into()),
     ]);
-    let text = common::nvim::run_script("e2e.lua", dir.path(), &root, env, DEADLINE);
+    let text = common::nvim::run_script(nvim, "e2e.lua", dir.path(), &root, env, DEADLINE);
     assert!(!text.contains("ERROR\t"), "{text}");
     assert_eq!(line(&text, "ATTACHED"), Some("true"), "{text}");
     assert!(line(&text, "DIAGNOSTICS").is_some_and(|d| !d.starts_with('0')), "{text}");

@@ -1,6 +1,8 @@
 //! Headless Neovim runs of a Lua script under `server/tests/nvim/`: the
 //! editors/nvim plugin on the runtime path, a private state and cache, and
-//! the script's `KEY\tvalue` lines read back from `TINYCODER_OUT`.
+//! the script's `KEY\tvalue` lines read back from `TINYCODER_OUT`. Each test
+//! runs on every Neovim of `TINYCODER_NVIMS` (`scripts/test.sh` lists Debian's
+//! 0.7.2 and a current release), else on the `nvim` on `PATH`.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -12,14 +14,32 @@ pub fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
 }
 
+/// The Neovim binaries to test with: `TINYCODER_NVIMS` (`:`-separated), else `nvim`.
+pub fn neovims() -> Vec<PathBuf> {
+    match std::env::var_os("TINYCODER_NVIMS") {
+        Some(list) if !list.is_empty() => std::env::split_paths(&list).collect(),
+        _ => vec![PathBuf::from("nvim")],
+    }
+}
+
 /// Runs `nvim --headless` on `script` in `cwd` with `env`, its state and output
 /// in `scratch`; kills it after `limit` (a hang guard, not a timing assertion),
-/// and returns what the script wrote.
-pub fn run_script(script: &str, scratch: &Path, cwd: &Path, env: Vec<(&str, OsString)>, limit: Duration) -> String {
+/// and returns what the script wrote. Fails when the run called a function this
+/// Neovim deprecates (the plugin must keep up with the releases it supports).
+pub fn run_script(
+    nvim: &Path,
+    script: &str,
+    scratch: &Path,
+    cwd: &Path,
+    env: Vec<(&str, OsString)>,
+    limit: Duration,
+) -> String {
     let out = scratch.join("nvim-out.txt");
-    let mut child = Command::new("nvim")
+    let scripts = repo().join("server/tests/nvim");
+    let mut child = Command::new(nvim)
         .args(["--headless", "-u", "NONE", "-i", "NONE", "-c"])
-        .arg(format!("luafile {}", repo().join("server/tests/nvim").join(script).display()))
+        .arg(format!("luafile {}", scripts.join(script).display()))
+        .env("TINYCODER_NVIM_LIB", scripts.join("lib.lua"))
         .env("TINYCODER_PLUGIN", repo().join("editors/nvim"))
         .env("TINYCODER_OUT", &out)
         .env("XDG_STATE_HOME", scratch.join("state"))
@@ -27,17 +47,25 @@ pub fn run_script(script: &str, scratch: &Path, cwd: &Path, env: Vec<(&str, OsSt
         .envs(env)
         .current_dir(cwd)
         .spawn()
-        .unwrap_or_else(|e| panic!("cannot run nvim ({e}); install Neovim (Debian: apt-get install -y neovim)"));
+        .unwrap_or_else(|e| {
+            panic!("cannot run {} ({e}); install Neovim (Debian: apt-get install -y neovim)", nvim.display())
+        });
     let deadline = Instant::now() + limit;
     while child.try_wait().unwrap().is_none() {
         if Instant::now() > deadline {
             let _ = child.kill();
-            panic!("nvim did not finish; output so far:\n{}", std::fs::read_to_string(&out).unwrap_or_default());
+            panic!(
+                "{} did not finish; output so far:\n{}",
+                nvim.display(),
+                std::fs::read_to_string(&out).unwrap_or_default()
+            );
         }
         std::thread::sleep(Duration::from_millis(50));
     }
     let text = std::fs::read_to_string(&out).unwrap_or_default();
     eprintln!("{text}");
+    assert!(line(&text, "NVIM").is_some(), "{} did not run {script}:\n{text}", nvim.display());
+    assert!(line(&text, "DEPRECATED").is_none(), "a deprecated Neovim function was called:\n{text}");
     text
 }
 

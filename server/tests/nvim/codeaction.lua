@@ -1,12 +1,10 @@
 -- Run by server/tests/nvim_codeaction.rs:
 --   nvim --headless -u NONE -c "luafile server/tests/nvim/codeaction.lua"
--- Env: TINYCODER_BIN, TINYCODER_FILE (a .py file), TINYCODER_PLUGIN (editors/nvim), TINYCODER_OUT.
-local out = assert(io.open(os.getenv('TINYCODER_OUT'), 'w'))
-local function say(line) out:write(line .. '\n'); out:flush() end
+-- Env: TINYCODER_NVIM_LIB (lib.lua), TINYCODER_BIN, TINYCODER_FILE (a .py file), TINYCODER_PLUGIN (editors/nvim), TINYCODER_OUT.
+local lib = dofile(os.getenv('TINYCODER_NVIM_LIB'))
+local function say(line) lib.say(line) end
 local ok, err = pcall(function()
-  local v = vim.version()
-  say(string.format('NVIM\t%d.%d.%d\tstart=%s\tstart_client=%s', v.major, v.minor, v.patch,
-    tostring(vim.lsp.start ~= nil), tostring(vim.lsp.start_client ~= nil)))
+  lib.start()
   vim.opt.runtimepath:prepend(os.getenv('TINYCODER_PLUGIN'))
   vim.cmd('filetype on')
   require('tinycoder').setup({ cmd = { os.getenv('TINYCODER_BIN'), 'lsp' } })
@@ -14,7 +12,7 @@ local ok, err = pcall(function()
   local buf = vim.api.nvim_get_current_buf()
   say('FILETYPE\t' .. vim.bo[buf].filetype)
   local ready = vim.wait(20000, function()
-    for _, c in pairs(vim.lsp.buf_get_clients(buf)) do
+    for _, c in pairs(lib.clients(buf)) do
       if c.name == 'tinycoder' and c.server_capabilities ~= nil and c.initialized ~= false then return true end
     end
     return false
@@ -37,10 +35,6 @@ local ok, err = pcall(function()
       say(string.format('ACTION\t%s\t%s\t%s\t%s', a.title, a.kind or '', tostring(a.isPreferred), a.command and a.command.command or ''))
     end
   end
-  for _, c in pairs(vim.lsp.get_active_clients()) do c.stop() end
-  vim.wait(3000, function() return #vim.lsp.get_active_clients() == 0 end, 50)
+  lib.stop_all(3000)
 end)
-if not ok then say('ERROR\t' .. tostring(err)) end
-say('DONE')
-out:close()
-vim.cmd('qa!')
+lib.finish(ok, err)

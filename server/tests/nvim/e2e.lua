@@ -2,14 +2,13 @@
 --   nvim --headless -u NONE -i NONE -c "luafile server/tests/nvim/e2e.lua"
 -- Env: TINYCODER_BIN, TINYCODER_PLUGIN (editors/nvim), TINYCODER_ROOT (a copy of the
 -- example project), TINYCODER_TEST_FILE (its failing test file, relative),
--- TINYCODER_URL, TINYCODER_MODEL, TINYCODER_OUT.
-local out = assert(io.open(os.getenv('TINYCODER_OUT'), 'w'))
-local function say(...) out:write(table.concat({ ... }, '\t'):gsub('\n', '\\n') .. '\n'); out:flush() end
+-- TINYCODER_URL, TINYCODER_MODEL, TINYCODER_OUT, TINYCODER_NVIM_LIB (lib.lua).
+local lib = dofile(os.getenv('TINYCODER_NVIM_LIB'))
+local say = lib.say
 local LONG = 1800 * 1000
 
 local ok, err = pcall(function()
-  local v = vim.version()
-  say('NVIM', string.format('%d.%d.%d', v.major, v.minor, v.patch))
+  lib.start()
   vim.opt.runtimepath:prepend(os.getenv('TINYCODER_PLUGIN'))
   vim.cmd('filetype on')
   local notify = vim.notify
@@ -90,10 +89,6 @@ local ok, err = pcall(function()
     if vim.api.nvim_buf_is_loaded(b) then table.insert(open, vim.fn.fnamemodify(vim.api.nvim_buf_get_name(b), ':.')) end
   end
   say('LOADED', table.concat(open, ' '))
-  for _, c in pairs(vim.lsp.get_active_clients()) do c.stop() end
-  vim.wait(5000, function() return #vim.lsp.get_active_clients() == 0 end, 50)
+  lib.stop_all(5000)
 end)
-if not ok then say('ERROR', tostring(err)) end
-say('DONE')
-out:close()
-vim.cmd('qa!')
+lib.finish(ok, err)

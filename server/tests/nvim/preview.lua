@@ -1,14 +1,12 @@
 -- Headless check of the diff preview's Accept (no server, no model): a buffer
 -- edited while the preview is open makes the patch stale, and Accept refuses it
 -- and keeps the user's text; an unchanged buffer gets the patch.
-local out = assert(io.open(os.getenv('TINYCODER_OUT'), 'w'))
-local function say(...)
-  out:write(table.concat({ ... }, '\t') .. '\n')
-  out:flush()
-end
+local lib = dofile(os.getenv('TINYCODER_NVIM_LIB'))
+local say = lib.say
 
 vim.opt.runtimepath:append(os.getenv('TINYCODER_PLUGIN'))
 local ok, err = pcall(function()
+  lib.start()
   local preview = require('tinycoder.preview')
   local messages = {}
   vim.notify = function(msg) table.insert(messages, msg) end
@@ -36,7 +34,4 @@ local ok, err = pcall(function()
   say('FRESH_TEXT', text())
   say('FRESH_MSG', messages[#messages])
 end)
-if not ok then say('ERROR', tostring(err)) end
-say('DONE')
-out:close()
-vim.cmd('qa!')
+lib.finish(ok, err)

@@ -53,7 +53,7 @@ end
 function M.send(client, message, range)
   local b = vim.api.nvim_get_current_buf()
   local cursor = vim.api.nvim_win_get_cursor(0)
-  local request_id = 'chat-' .. tostring(vim.loop.hrtime())
+  local request_id = 'chat-' .. tostring((vim.uv or vim.loop).hrtime())
   local params = {
     sessionId = M.session_id,
     requestId = request_id,
