@@ -45,6 +45,36 @@ nvim_current=$acp_cache/nvim-0.11.4
 }
 export TINYCODER_NVIMS=${TINYCODER_NVIMS:-$(command -v nvim):$nvim_current/bin/nvim}
 
+# The extension in a real VS Code (server/tests/vscode_code_server.rs): code-server
+# 4.99.4 (the last release for Node 20) and playwright-core from npm, driving Debian's
+# Chromium. code-server builds native modules (Kerberos, libsecret, X11 keymaps), and
+# its @vscode/ripgrep (1.15.11) would download rg at install time: Debian's rg goes
+# where that package looks first.
+cs_dir=$acp_cache/code-server-4.99.4
+cs_debs=()
+for p in libkrb5-dev libsecret-1-dev libx11-dev libxkbfile-dev chromium ripgrep; do
+  dpkg -s "$p" >/dev/null 2>&1 || cs_debs+=("$p")
+done
+if ((${#cs_debs[@]})); then
+  log "installing Debian packages for code-server: ${cs_debs[*]}"
+  SUDO=; [ "$(id -u)" = 0 ] || SUDO=sudo
+  $SUDO apt-get update -qq >/dev/null
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${cs_debs[@]}" >/dev/null
+fi
+if [ ! -x "$cs_dir/node_modules/.bin/code-server" ] || [ ! -f "$cs_dir/node_modules/playwright-core/package.json" ]; then
+  log "installing code-server 4.99.4 and playwright-core into $cs_dir"
+  rg_cache=${TMPDIR:-/tmp}/vscode-ripgrep-cache-1.15.11
+  rg_stage=$(mktemp -d)
+  mkdir -p "$rg_cache" "$cs_dir"
+  cp "$(command -v rg)" "$rg_stage/rg"
+  tar czf "$rg_cache/ripgrep-v13.0.0-10-x86_64-unknown-linux-musl.tar.gz" -C "$rg_stage" rg
+  rm -rf "$rg_stage"
+  npm_config_unsafe_perm=true npm_config_yes=true npm install --prefix "$cs_dir" --save-exact \
+    --no-audit --no-fund --loglevel=error code-server@4.99.4 playwright-core@1.65.1 >&2
+fi
+export TINYCODER_CODE_SERVER=${TINYCODER_CODE_SERVER:-$cs_dir}
+export TINYCODER_CHROMIUM=${TINYCODER_CHROMIUM:-$(command -v chromium)}
+
 # The VS Code extension: compile, lint, unit tests and the .vsix. `npm ci`
 # reinstalls node_modules from the lockfile out of npm's own cache (~/.npm), so
 # a warm run downloads nothing; any failing step fails the run.
