@@ -6,17 +6,9 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 log() { printf '[setup %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 
-need=()
+. "$ROOT/scripts/apt.sh"
 # cmake and libclang-dev build the embedded backend (llama.cpp, bindgen).
-for p in curl git neovim patch python3-venv nlohmann-json3-dev libstb-dev build-essential cmake libclang-dev; do
-  dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
-done
-if ((${#need[@]})); then
-  log "installing Debian packages: ${need[*]}"
-  SUDO=; [ "$(id -u)" = 0 ] || SUDO=sudo
-  $SUDO apt-get update -qq >/dev/null
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
-fi
+apt_install curl git neovim patch python3-venv nlohmann-json3-dev libstb-dev build-essential cmake libclang-dev
 # The sandbox's Python fixtures run pytest with the machine's python3.
 python3 -c 'import pytest' 2>/dev/null || { log "installing pytest"; python3 -m pip install -q pytest; }
 command -v cargo >/dev/null || { log "ERROR: cargo not found; install Rust (https://rustup.rs)"; exit 1; }

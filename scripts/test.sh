@@ -11,6 +11,7 @@ log() { printf '[test %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 t0=$SECONDS
 
 scripts/setup.sh
+. scripts/apt.sh
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/tinycoder/cargo-target}
 export CARGO_TERM_COLOR=never
 
@@ -19,11 +20,7 @@ export CARGO_TERM_COLOR=never
 acp_cache=${XDG_CACHE_HOME:-$HOME/.cache}/tinycoder
 export TINYCODER_ACP_NODE=${TINYCODER_ACP_NODE:-$acp_cache/acp-node}
 export TINYCODER_ACP_VENV=${TINYCODER_ACP_VENV:-$acp_cache/acp-venv}
-if ! command -v npm >/dev/null; then
-  log "installing nodejs and npm"
-  SUDO=; [ "$(id -u)" = 0 ] || SUDO=sudo
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq nodejs npm >/dev/null
-fi
+command -v npm >/dev/null || apt_install nodejs npm
 [ -f "$TINYCODER_ACP_NODE/node_modules/@agentclientprotocol/sdk/package.json" ] || {
   log "installing the ACP TypeScript SDK into $TINYCODER_ACP_NODE"
   mkdir -p "$TINYCODER_ACP_NODE"
@@ -51,16 +48,7 @@ export TINYCODER_NVIMS=${TINYCODER_NVIMS:-$(command -v nvim):$nvim_current/bin/n
 # its @vscode/ripgrep (1.15.11) would download rg at install time: Debian's rg goes
 # where that package looks first.
 cs_dir=$acp_cache/code-server-4.99.4
-cs_debs=()
-for p in libkrb5-dev libsecret-1-dev libx11-dev libxkbfile-dev chromium ripgrep; do
-  dpkg -s "$p" >/dev/null 2>&1 || cs_debs+=("$p")
-done
-if ((${#cs_debs[@]})); then
-  log "installing Debian packages for code-server: ${cs_debs[*]}"
-  SUDO=; [ "$(id -u)" = 0 ] || SUDO=sudo
-  $SUDO apt-get update -qq >/dev/null
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${cs_debs[@]}" >/dev/null
-fi
+apt_install libkrb5-dev libsecret-1-dev libx11-dev libxkbfile-dev chromium ripgrep
 if [ ! -x "$cs_dir/node_modules/.bin/code-server" ] || [ ! -f "$cs_dir/node_modules/playwright-core/package.json" ]; then
   log "installing code-server 4.99.4 and playwright-core into $cs_dir"
   rg_cache=${TMPDIR:-/tmp}/vscode-ripgrep-cache-1.15.11

@@ -37,6 +37,7 @@ LLAMA_URL=http://127.0.0.1:$LLAMA_PORT
 mkdir -p "$BIN" "$LOGS" "$RUN" "$MODELS" "$GGUF"
 
 log() { printf '[testbed %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+. "$(dirname "${BASH_SOURCE[0]}")/apt.sh"
 die() { log "ERROR: $*"; exit 1; }
 
 healthy() { curl -fsS --max-time 2 "$1" >/dev/null 2>&1; }
@@ -50,18 +51,6 @@ wait_healthy() { # url what seconds logfile
     fi
     sleep 0.5
   done
-}
-
-apt_install() { # packages...
-  local missing=()
-  for p in "$@"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
-  ((${#missing[@]} == 0)) && return 0
-  log "installing Debian packages: ${missing[*]}"
-  if [ "$(id -u)" = 0 ]; then
-    apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
-  else
-    sudo apt-get update -qq >/dev/null && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
-  fi
 }
 
 ensure_venv() {

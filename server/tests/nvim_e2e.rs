@@ -17,26 +17,9 @@ use std::time::Duration;
 /// A hang guard for the whole run on a busy 2-core machine, not a timing assertion.
 const DEADLINE: Duration = Duration::from_secs(3600);
 
-/// A module the fix never opens, for the chat question.
-const SHIPPING: &str = "\
-\"\"\"Shipping costs of an order.\"\"\"
-
-
-def shipping_cost(weight_kg, express=False):
-    \"\"\"Cost in cents: 500 base plus 120 per started kilogram; express doubles it.\"\"\"
-    kilos = int(weight_kg) + (0 if weight_kg == int(weight_kg) else 1)
-    cost = 500 + 120 * kilos
-    return cost * 2 if express else cost
-";
-
 #[test]
 fn neovim_fixes_a_failing_test_through_the_preview_and_chats_about_the_project() {
-    let url = common::openai_url();
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-        .block_on(common::require_server(&url, "/health"));
+    let url = common::require_openai_server();
     for nvim in common::nvim::neovims() {
         fixes_and_chats(&nvim, &url);
     }
@@ -45,10 +28,7 @@ fn neovim_fixes_a_failing_test_through_the_preview_and_chats_about_the_project()
 fn fixes_and_chats(nvim: &std::path::Path, url: &str) {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("project");
-    common::copy_fixture("agent-python", &root);
-    std::fs::write(root.join("shop/shipping.py"), SHIPPING).unwrap();
-    assert!(!common::pytest_passes(&root), "the project starts red");
-    let original = std::fs::read_to_string(root.join("shop/prices.py")).unwrap();
+    let original = common::shop_project(&root);
     let mut env = common::nvim::server_env(dir.path());
     env.extend([
         ("TINYCODER_ROOT", root.clone().into()),

@@ -23,18 +23,6 @@ use std::time::{Duration, Instant};
 /// A hang guard for the whole browser run on a busy 2-core machine, not a timing assertion.
 const DEADLINE: Duration = Duration::from_secs(2400);
 
-/// A module the fix never opens, for the chat question.
-const SHIPPING: &str = "\
-\"\"\"Shipping costs of an order.\"\"\"
-
-
-def shipping_cost(weight_kg, express=False):
-    \"\"\"Cost in cents: 500 base plus 120 per started kilogram; express doubles it.\"\"\"
-    kilos = int(weight_kg) + (0 if weight_kg == int(weight_kg) else 1)
-    cost = 500 + 120 * kilos
-    return cost * 2 if express else cost
-";
-
 /// code-server and everything it started (the extension host, `tinycoder lsp`), stopped on drop.
 struct CodeServer(Child);
 
@@ -65,19 +53,11 @@ fn vscode_fixes_a_failing_test_through_the_refactor_preview_and_chats_about_the_
     let chromium = std::env::var_os("TINYCODER_CHROMIUM").unwrap_or_else(|| "/usr/bin/chromium".into());
     let vsix = common::nvim::repo().join("editors/vscode/tinycoder.vsix");
     assert!(vsix.is_file(), "no {} (run `npm ci && npm run ci` in editors/vscode)", vsix.display());
-    let url = common::openai_url();
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-        .block_on(common::require_server(&url, "/health"));
+    let url = common::require_openai_server();
 
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("project");
-    common::copy_fixture("agent-python", &root);
-    std::fs::write(root.join("shop/shipping.py"), SHIPPING).unwrap();
-    assert!(!common::pytest_passes(&root), "the project starts red");
-    let original = std::fs::read_to_string(root.join("shop/prices.py")).unwrap();
+    let original = common::shop_project(&root);
     let server_log = dir.path().join("lsp.log");
     let user = dir.path().join("user");
     let extensions = dir.path().join("extensions");

@@ -27,6 +27,18 @@ pub async fn require_server(url: &str, probe: &str) {
     assert!(ok, "the model server at {url} is not reachable: run `scripts/testbed.sh up` (repo root) and retry");
 }
 
+/// llama-server's URL, from a test without a runtime of its own; panics with how
+/// to start the test bed unless it answers.
+pub fn require_openai_server() -> String {
+    let url = openai_url();
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime")
+        .block_on(require_server(&url, "/health"));
+    url
+}
+
 /// A URL on which nothing listens (a port just bound and released).
 pub fn closed_port_url() -> String {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind a free port");
@@ -285,4 +297,26 @@ pub fn scripted_model_server(reply: fn(&str) -> String) -> String {
         }
     });
     url
+}
+
+/// A module of the shop project that its failing test never touches: the editors'
+/// end-to-end tests ask the chat about it while it is not open.
+const SHOP_SHIPPING: &str = "\
+\"\"\"Shipping costs of an order.\"\"\"
+
+
+def shipping_cost(weight_kg, express=False):
+    \"\"\"Cost in cents: 500 base plus 120 per started kilogram; express doubles it.\"\"\"
+    kilos = int(weight_kg) + (0 if weight_kg == int(weight_kg) else 1)
+    cost = 500 + 120 * kilos
+    return cost * 2 if express else cost
+";
+
+/// A copy of the small shop project (`agent-python`, one failing test) at `root`
+/// with `shop/shipping.py` added; checks it starts red and returns `shop/prices.py`.
+pub fn shop_project(root: &std::path::Path) -> String {
+    copy_fixture("agent-python", root);
+    std::fs::write(root.join("shop/shipping.py"), SHOP_SHIPPING).unwrap();
+    assert!(!pytest_passes(root), "the project starts red");
+    std::fs::read_to_string(root.join("shop/prices.py")).unwrap()
 }
