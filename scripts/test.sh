@@ -52,11 +52,8 @@ apt_install libkrb5-dev libsecret-1-dev libx11-dev libxkbfile-dev chromium ripgr
 if [ ! -x "$cs_dir/node_modules/.bin/code-server" ] || [ ! -f "$cs_dir/node_modules/playwright-core/package.json" ]; then
   log "installing code-server 4.99.4 and playwright-core into $cs_dir"
   rg_cache=${TMPDIR:-/tmp}/vscode-ripgrep-cache-1.15.11
-  rg_stage=$(mktemp -d)
   mkdir -p "$rg_cache" "$cs_dir"
-  cp "$(command -v rg)" "$rg_stage/rg"
-  tar czf "$rg_cache/ripgrep-v13.0.0-10-x86_64-unknown-linux-musl.tar.gz" -C "$rg_stage" rg
-  rm -rf "$rg_stage"
+  tar czhf "$rg_cache/ripgrep-v13.0.0-10-x86_64-unknown-linux-musl.tar.gz" -C "$(dirname "$(command -v rg)")" rg
   npm_config_unsafe_perm=true npm_config_yes=true npm install --prefix "$cs_dir" --save-exact \
     --no-audit --no-fund --loglevel=error code-server@4.99.4 playwright-core@1.65.1 >&2
 fi

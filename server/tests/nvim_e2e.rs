@@ -11,7 +11,7 @@
 
 mod common;
 
-use common::nvim::line;
+use common::line;
 use std::time::Duration;
 
 /// A hang guard for the whole run on a busy 2-core machine, not a timing assertion.

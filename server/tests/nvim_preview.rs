@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::nvim::line;
+use common::line;
 use std::time::Duration;
 
 #[test]

@@ -51,7 +51,7 @@ fn vscode_fixes_a_failing_test_through_the_refactor_preview_and_chats_about_the_
         return;
     };
     let chromium = std::env::var_os("TINYCODER_CHROMIUM").unwrap_or_else(|| "/usr/bin/chromium".into());
-    let vsix = common::nvim::repo().join("editors/vscode/tinycoder.vsix");
+    let vsix = common::repo().join("editors/vscode/tinycoder.vsix");
     assert!(vsix.is_file(), "no {} (run `npm ci && npm run ci` in editors/vscode)", vsix.display());
     let url = common::require_openai_server();
 
@@ -111,7 +111,7 @@ fn vscode_fixes_a_failing_test_through_the_refactor_preview_and_chats_about_the_
     let text = run_browser(&env, dir.path());
     let log = std::fs::read_to_string(&server_log).unwrap_or_default();
     let context = format!("{text}\n--- tinycoder lsp's log ---\n{log}\n(screenshots in {})", shots.display());
-    let line = |key| common::nvim::line(&text, key).unwrap_or_default();
+    let line = |key| common::line(&text, key).unwrap_or_default();
 
     assert!(!text.contains("ERROR\t"), "{context}");
     assert!(
@@ -183,22 +183,12 @@ fn wait_for_port(port: u16, limit: Duration) {
 /// Runs the Playwright script and returns its `KEY\tvalue` lines (its progress goes to stderr).
 fn run_browser(env: &[(&str, OsString)], dir: &Path) -> String {
     let out = dir.join("browser-out.txt");
-    let script = common::nvim::repo().join("editors/vscode/scripts/code-server-e2e.js");
-    let mut child = Command::new("node")
+    let script = common::repo().join("editors/vscode/scripts/code-server-e2e.js");
+    let child = Command::new("node")
         .arg(&script)
         .envs(env.iter().map(|(k, v)| (*k, v)))
         .stdout(std::fs::File::create(&out).unwrap())
         .spawn()
         .expect("run node");
-    let deadline = Instant::now() + DEADLINE;
-    while child.try_wait().unwrap().is_none() {
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("the browser run did not finish:\n{}", std::fs::read_to_string(&out).unwrap_or_default());
-        }
-        std::thread::sleep(Duration::from_millis(200));
-    }
-    let text = std::fs::read_to_string(&out).unwrap_or_default();
-    eprintln!("{text}");
-    text
+    common::output_of(child, &out, "the browser run", DEADLINE)
 }

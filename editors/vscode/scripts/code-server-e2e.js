@@ -99,9 +99,10 @@ async function run(page) {
     return 0;
   });
   say('DIAGNOSTIC_LINE', errorLine);
+  if (!errorLine) throw new Error('no line number beside the error squiggle');
 
   // The quick-fix at that line; its patch opens in the refactor preview.
-  await goToLine(errorLine || Number(process.env.FAIL_LINE || 1));
+  await goToLine(errorLine);
   await palette('tinycoder: Fix at Cursor');
   step('fix sent');
   await page.waitForTimeout(3000);

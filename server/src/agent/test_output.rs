@@ -16,17 +16,16 @@ use std::collections::HashSet;
 pub fn failure_excerpt(output: &str, test: Option<&str>, max_lines: usize) -> String {
     let lines: Vec<&str> = output.lines().collect();
     let short = test.map(|t| t.rsplit([':', '.']).next().unwrap_or(t));
-    if let Some(section) = test.and_then(|t| cargo_section(&lines, t)) {
-        return section.iter().copied().take(max_lines).collect::<Vec<_>>().join("\n").trim().to_string();
-    }
     let start = short.and_then(|name| {
         lines
             .iter()
             .position(|l| l.starts_with('_') && l.contains(name))
             .or_else(|| lines.iter().position(|l| l.contains(name)))
     });
-    let picked: Vec<&str> = match start {
-        Some(s) => {
+    let cargo = test.and_then(|t| cargo_section(&lines, t));
+    let picked: Vec<&str> = match (cargo, start) {
+        (Some(section), _) => section.iter().copied().take(max_lines).collect(),
+        (None, Some(s)) => {
             let end = lines[s + 1..]
                 .iter()
                 .position(|l| (l.starts_with("___") || l.starts_with("===")) && !l.contains(short.unwrap_or("\u{0}")))
@@ -34,7 +33,7 @@ pub fn failure_excerpt(output: &str, test: Option<&str>, max_lines: usize) -> St
                 .unwrap_or(lines.len());
             lines[s..end].iter().copied().take(max_lines).collect()
         }
-        None => lines[lines.len().saturating_sub(max_lines)..].to_vec(),
+        (None, None) => lines[lines.len().saturating_sub(max_lines)..].to_vec(),
     };
     picked.join("\n").trim().to_string()
 }

@@ -7,8 +7,36 @@ pub mod nvim;
 pub mod suite;
 
 use std::io::{BufRead, Read, Write};
-use std::time::Duration;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 use tinycoder::config::{BackendKind, Config, ConfigInputs, LoadedConfig, ModelConfig};
+
+/// The repository root (the parent of `server/`).
+pub fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+}
+
+/// The value of the first `key\tvalue` line of an editor script's output.
+pub fn line<'a>(out: &'a str, key: &str) -> Option<&'a str> {
+    out.lines().find_map(|l| l.strip_prefix(&format!("{key}\t")))
+}
+
+/// Waits for `child` (`what`), which writes its `KEY\tvalue` lines to `out`,
+/// killing it after `limit` (a hang guard, not a timing assertion); returns what
+/// it wrote.
+pub fn output_of(mut child: std::process::Child, out: &Path, what: &str, limit: Duration) -> String {
+    let deadline = Instant::now() + limit;
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("{what} did not finish; output so far:\n{}", std::fs::read_to_string(out).unwrap_or_default());
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let text = std::fs::read_to_string(out).unwrap_or_default();
+    eprintln!("{text}");
+    text
+}
 
 /// Ollama's URL in tests: `TINYCODER_TEST_OLLAMA_URL`, default the test bed's.
 pub fn ollama_url() -> String {

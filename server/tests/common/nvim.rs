@@ -4,15 +4,11 @@
 //! runs on every Neovim of `TINYCODER_NVIMS` (`scripts/test.sh` lists Debian's
 //! 0.7.2 and a current release), else on the `nvim` on `PATH`.
 
+use super::{line, output_of, repo};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, Instant};
-
-/// The repository root (the parent of `server/`).
-pub fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
-}
+use std::time::Duration;
 
 /// The Neovim binaries to test with: `TINYCODER_NVIMS` (`:`-separated), else `nvim`.
 pub fn neovims() -> Vec<PathBuf> {
@@ -36,7 +32,7 @@ pub fn run_script(
 ) -> String {
     let out = scratch.join("nvim-out.txt");
     let scripts = repo().join("server/tests/nvim");
-    let mut child = Command::new(nvim)
+    let child = Command::new(nvim)
         .args(["--headless", "-u", "NONE", "-i", "NONE", "-c"])
         .arg(format!("luafile {}", scripts.join(script).display()))
         .env("TINYCODER_NVIM_LIB", scripts.join("lib.lua"))
@@ -50,20 +46,7 @@ pub fn run_script(
         .unwrap_or_else(|e| {
             panic!("cannot run {} ({e}); install Neovim (Debian: apt-get install -y neovim)", nvim.display())
         });
-    let deadline = Instant::now() + limit;
-    while child.try_wait().unwrap().is_none() {
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!(
-                "{} did not finish; output so far:\n{}",
-                nvim.display(),
-                std::fs::read_to_string(&out).unwrap_or_default()
-            );
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let text = std::fs::read_to_string(&out).unwrap_or_default();
-    eprintln!("{text}");
+    let text = output_of(child, &out, &nvim.display().to_string(), limit);
     assert!(line(&text, "NVIM").is_some(), "{} did not run {script}:\n{text}", nvim.display());
     assert!(line(&text, "DEPRECATED").is_none(), "a deprecated Neovim function was called:\n{text}");
     text
@@ -77,9 +60,4 @@ pub fn server_env(dir: &Path) -> Vec<(&'static str, OsString)> {
         ("TINYCODER_DATA_DIR", dir.join("data").into()),
         ("TINYCODER_CONFIG", dir.join("none.toml").into()),
     ]
-}
-
-/// The value of the script's first `key\tvalue` line.
-pub fn line<'a>(out: &'a str, key: &str) -> Option<&'a str> {
-    out.lines().find_map(|l| l.strip_prefix(&format!("{key}\t")))
 }
