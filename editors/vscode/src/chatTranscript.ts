@@ -56,9 +56,16 @@ export class ChatTranscript {
     this.turns.push({ role: 'user', text });
   }
 
-  /** Appends a delta to its reply (creating it for an unknown request id). */
+  /**
+   * Appends a delta to its reply (creating it for an unknown request id). A delta for
+   * a finished reply is dropped: the server's notifications and responses are separate
+   * queues, so a last delta can come after the whole reply, which already holds it.
+   */
   applyDelta(params: ChatDeltaParams): Reply {
     const reply = this.replyFor(params.requestId ?? '');
+    if (reply.done) {
+      return reply;
+    }
     reply.text += params.delta;
     if (params.sessionId && reply.chat) {
       this.sessionId = params.sessionId;

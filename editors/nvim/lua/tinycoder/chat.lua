@@ -6,6 +6,10 @@ local M = {}
 M.session_id = nil
 -- Everything streamed per request id (tests and scripts read it).
 M.replies = {}
+-- Request ids whose whole reply arrived. The server's notifications and its response
+-- travel on separate queues, so a last delta can come after the response: it is
+-- already in the reply then, and is dropped.
+local finished = {}
 local bufnr = nil
 
 local function chat_buffer()
@@ -45,8 +49,24 @@ end
 function M.delta_handler(_, params)
   if not params or not params.delta then return end
   local id = params.requestId or ''
+  if finished[id] then return end
   M.replies[id] = (M.replies[id] or '') .. params.delta
   M.append(params.delta)
+end
+
+--- Completes a streamed reply with the whole one from the response: what the deltas
+--- have not shown yet is appended (a reply that went another way is shown whole).
+function M.complete(id, reply)
+  if finished[id] then return end
+  finished[id] = true
+  if type(reply) ~= 'string' then return end
+  local streamed = M.replies[id] or ''
+  if reply:sub(1, #streamed) == streamed then
+    if #reply > #streamed then M.append(reply:sub(#streamed + 1)) end
+  else
+    M.append('\n\n' .. reply)
+  end
+  M.replies[id] = reply
 end
 
 --- Sends `message` about the current buffer (selection or cursor) and streams the reply.
@@ -67,10 +87,12 @@ function M.send(client, message, range)
   M.replies[request_id] = ''
   require('tinycoder').request(client, 'tinycoder/chat', params, function(err, result)
     if err then
+      finished[request_id] = true
       M.append('\n[error: ' .. tostring(err.message or err) .. ']')
       return
     end
     M.session_id = result.sessionId
+    M.complete(request_id, result.reply)
     pcall(vim.api.nvim_exec_autocmds, 'User', { pattern = 'TinycoderChatDone' })
   end, b)
   return request_id

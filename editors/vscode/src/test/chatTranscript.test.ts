@@ -35,6 +35,17 @@ test('the result replaces the streamed text and keeps the session across turns',
   assert.equal(t.turns.length, 0);
 });
 
+test('a delta that comes after the whole reply is not shown twice', () => {
+  const t = new ChatTranscript();
+  t.ask('shipping?', 'r1');
+  t.applyDelta({ requestId: 'r1', delta: 'Doubled.' });
+  const footer = '\n\nSources: [shop/shipping.py:4](file:///p/shop/shipping.py#L4)';
+  t.complete({ sessionId: 's1', requestId: 'r1', reply: `Doubled.${footer}` });
+  const late = t.applyDelta({ requestId: 'r1', sessionId: 's1', delta: footer });
+  assert.equal(late.text, `Doubled.${footer}`);
+  assert.equal(t.turns.length, 2, 'no new reply for the late delta');
+});
+
 test('request ids are unique', () => {
   const t = new ChatTranscript();
   assert.notEqual(t.nextRequestId(1), t.nextRequestId(1));
