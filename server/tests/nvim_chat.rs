@@ -18,7 +18,8 @@ fn neovim_chat_completes_a_reply_whose_response_overtakes_its_last_delta() {
 
 fn completes_the_reply(nvim: &std::path::Path) {
     let dir = tempfile::tempdir().unwrap();
-    let text = common::nvim::run_script(nvim, "chat_order.lua", dir.path(), dir.path(), vec![], Duration::from_secs(60));
+    let text =
+        common::nvim::run_script(nvim, "chat_order.lua", dir.path(), dir.path(), vec![], Duration::from_secs(60));
     assert!(!text.contains("ERROR\t"), "{text}");
     let footer = "\\n\\nSources: [shop/shipping.py:4](file:///p/shop/shipping.py#L4)";
     let whole = format!("Shipping is doubled.{footer}");

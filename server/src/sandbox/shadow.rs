@@ -10,6 +10,8 @@ use std::path::{Component, Path, PathBuf};
 
 /// Name of the lock file holding the owner's pid inside each shadow.
 const OWNER_FILE: &str = ".tinycoder-shadow-owner";
+/// A shadow being created is `.staging-<pid>-<uuid>` until it holds its owner file.
+const STAGING_PREFIX: &str = ".staging-";
 
 /// A shadow copy of a workspace under `<cache>/shadows/<task id>`; removed on drop.
 #[derive(Debug)]
@@ -30,9 +32,12 @@ impl ShadowWorkspace {
         let shadows = cache_dir.join("shadows");
         let root = shadows.join(if safe_id.is_empty() { "task".to_string() } else { safe_id });
         let tree = root.join("tree");
+        if !root.join(OWNER_FILE).is_file() {
+            create_owned_dir(&shadows, &root)?;
+        }
+        // A reused shadow: its owner is this process now (the file is replaced in one rename).
+        write_owner(&root)?;
         std::fs::create_dir_all(&tree).map_err(|e| SandboxError::io("create the shadow directory", &tree, e))?;
-        std::fs::write(root.join(OWNER_FILE), std::process::id().to_string())
-            .map_err(|e| SandboxError::io("write the shadow owner file", &root, e))?;
         let mut shadow = Self { source: source.to_path_buf(), root, tree, owned: HashSet::new(), keep: false };
         shadow.refresh()?;
         Ok(shadow)
@@ -159,8 +164,50 @@ impl Drop for ShadowWorkspace {
     }
 }
 
-/// Removes shadows under `cache_dir/shadows` whose owner process is gone (crash leftovers).
-/// Returns how many were removed.
+/// Creates `root` with its owner file already in it: the directory is built under a
+/// staging name and renamed into place, so a concurrent [`cleanup_stale_shadows`] (another
+/// task's shadow starting) never finds it without an owner and removes it.
+fn create_owned_dir(shadows: &Path, root: &Path) -> Result<(), SandboxError> {
+    std::fs::create_dir_all(shadows).map_err(|e| SandboxError::io("create the shadows directory", shadows, e))?;
+    let staging = shadows.join(format!("{STAGING_PREFIX}{}-{}", std::process::id(), uuid::Uuid::new_v4()));
+    std::fs::create_dir(&staging).map_err(|e| SandboxError::io("create the shadow directory", &staging, e))?;
+    let placed = write_owner(&staging).and_then(|()| {
+        // A leftover without an owner (an interrupted creation) is in the way of the rename.
+        if root.exists() && !root.join(OWNER_FILE).is_file() {
+            let _ = std::fs::remove_dir_all(root);
+        }
+        match std::fs::rename(&staging, root) {
+            Ok(()) => Ok(()),
+            // Another thread placed the same shadow first: it is reused.
+            Err(_) if root.join(OWNER_FILE).is_file() => Ok(()),
+            Err(e) => Err(SandboxError::io("move the new shadow into place", root, e)),
+        }
+    });
+    if staging.exists() {
+        let _ = std::fs::remove_dir_all(&staging);
+    }
+    placed
+}
+
+/// Writes this process's pid as `dir`'s owner, replacing any earlier owner in one rename
+/// (a reader never sees the file empty).
+fn write_owner(dir: &Path) -> Result<(), SandboxError> {
+    let temp = dir.join(format!("{OWNER_FILE}.{}", uuid::Uuid::new_v4()));
+    std::fs::write(&temp, std::process::id().to_string())
+        .and_then(|()| std::fs::rename(&temp, dir.join(OWNER_FILE)))
+        .map_err(|e| {
+            let _ = std::fs::remove_file(&temp);
+            SandboxError::io("write the shadow owner file", dir, e)
+        })
+}
+
+/// Whether process `pid` is running.
+fn alive(pid: i32) -> bool {
+    pid > 0 && Path::new(&format!("/proc/{pid}")).exists()
+}
+
+/// Removes shadows under `cache_dir/shadows` whose owner process is gone (crash leftovers),
+/// and staging directories of dead processes. Returns how many were removed.
 pub fn cleanup_stale_shadows(cache_dir: &Path) -> usize {
     let Ok(entries) = std::fs::read_dir(cache_dir.join("shadows")) else {
         return 0;
@@ -168,9 +215,12 @@ pub fn cleanup_stale_shadows(cache_dir: &Path) -> usize {
     let mut removed = 0;
     for entry in entries.flatten() {
         let dir = entry.path();
-        let owner = std::fs::read_to_string(dir.join(OWNER_FILE)).ok().and_then(|s| s.trim().parse::<i32>().ok());
-        let alive = owner.is_some_and(|pid| pid > 0 && Path::new(&format!("/proc/{pid}")).exists());
-        if !alive && std::fs::remove_dir_all(&dir).is_ok() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let owner = match name.strip_prefix(STAGING_PREFIX) {
+            Some(rest) => rest.split('-').next().and_then(|p| p.parse::<i32>().ok()),
+            None => std::fs::read_to_string(dir.join(OWNER_FILE)).ok().and_then(|s| s.trim().parse::<i32>().ok()),
+        };
+        if !owner.is_some_and(alive) && std::fs::remove_dir_all(&dir).is_ok() {
             removed += 1;
         }
     }
@@ -277,8 +327,36 @@ mod tests {
         std::fs::write(dead.join(OWNER_FILE), "999999999").unwrap();
         let ws = tempfile::tempdir().unwrap();
         let live = ShadowWorkspace::create(ws.path(), cache.path(), "live").unwrap();
-        assert_eq!(cleanup_stale_shadows(cache.path()), 1);
-        assert!(!dead.exists());
+        let dead_staging = cache.path().join(format!("shadows/{STAGING_PREFIX}999999999-x"));
+        std::fs::create_dir_all(&dead_staging).unwrap();
+        let live_staging = cache.path().join(format!("shadows/{STAGING_PREFIX}{}-y", std::process::id()));
+        std::fs::create_dir_all(&live_staging).unwrap();
+        assert_eq!(cleanup_stale_shadows(cache.path()), 2);
+        assert!(!dead.exists() && !dead_staging.exists());
         assert!(live.path().exists());
+        assert!(live_staging.exists(), "a shadow this process is creating is left alone");
+    }
+
+    #[test]
+    fn shadows_created_while_others_clean_up_are_never_removed_half_made() {
+        // Parallel plan steps each start a shadow, and each start cleans up stale ones first.
+        let ws = tempfile::tempdir().unwrap();
+        std::fs::write(ws.path().join("a.py"), "x = 1\n").unwrap();
+        let cache = tempfile::tempdir().unwrap();
+        std::thread::scope(|scope| {
+            for t in 0..4 {
+                let (ws, cache) = (ws.path(), cache.path());
+                scope.spawn(move || {
+                    for i in 0..150 {
+                        cleanup_stale_shadows(cache);
+                        let shadow = ShadowWorkspace::create(ws, cache, &format!("t{t}-{i}"))
+                            .unwrap_or_else(|e| panic!("thread {t}, shadow {i}: {e}"));
+                        assert!(shadow.path().join("a.py").is_file());
+                    }
+                });
+            }
+        });
+        let left: Vec<_> = std::fs::read_dir(cache.path().join("shadows")).unwrap().flatten().collect();
+        assert!(left.is_empty(), "every shadow and staging directory is gone: {left:?}");
     }
 }

@@ -338,7 +338,7 @@ async fn scripted_model_steps_side_by_side_ask_one_question_at_a_time() {
     assert_eq!(out.report.status, ReportStatus::Failed);
     let mut files: Vec<String> = human.asked.lock().unwrap().iter().map(|q| q.file.clone()).collect();
     files.sort();
-    assert_eq!(files, ["app.py", "calc.py"], "each step asked");
+    assert_eq!(files, ["app.py", "calc.py"], "each step asked: {:#?}", out.report);
     assert_eq!(human.most_open.load(std::sync::atomic::Ordering::SeqCst), 1, "never two questions at once");
 }
 
