@@ -77,13 +77,27 @@ async function run(page) {
   await page.waitForSelector('.monaco-editor .view-lines');
   say('OPENED', (await activeTab()).trim());
 
-  // The status bar item: backend and model once the server runs.
+  // The status bar item: backend and model once the server runs. It shows the running
+  // job's title instead (the first indexing may start at any time), so the summary is
+  // read in the same page call that finds it.
   const status = page.locator('.statusbar-item', { hasText: 'tinycoder' }).first();
   await status.waitFor({ timeout: 120000 });
-  await page
-    .waitForFunction(() => [...document.querySelectorAll('.statusbar-item')].some((e) => /tinycoder: \w+ · [^…]/.test(e.textContent || '')), null, { timeout: 120000 })
-    .catch(() => step('the status bar has no summary yet'));
-  say('STATUS', ((await status.textContent()) || '').trim());
+  const summary = await page
+    .waitForFunction(
+      () => {
+        const item = [...document.querySelectorAll('.statusbar-item')].find((e) => /tinycoder: \w+ · [^…]/.test(e.textContent || ''));
+        return item ? (item.textContent || '').trim() : false;
+      },
+      null,
+      { timeout: 120000 },
+    )
+    .then((found) => found.jsonValue())
+    .catch(async () => {
+      step('the status bar has no summary');
+      return ((await status.textContent()) || '').trim();
+    });
+  say('STATUS', summary);
+  say('STATUS_ITEMS', (await page.locator('.statusbar-item').allTextContents()).map((t) => t.trim()).filter(Boolean).join(' | '));
 
   // Run the tests: the failing test becomes an error in the editor.
   await palette('tinycoder: Run Tests');
