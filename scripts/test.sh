@@ -49,6 +49,10 @@ export TINYCODER_NVIMS=${TINYCODER_NVIMS:-$(command -v nvim):$nvim_current/bin/n
 # where that package looks first.
 cs_dir=$acp_cache/code-server-4.99.4
 apt_install libkrb5-dev libsecret-1-dev libx11-dev libxkbfile-dev chromium ripgrep
+# The permission corpus runs each bypass for real (server/tests/permissions_corpus.rs);
+# `busybox rm` is one of them, and the package is small. A program still missing is a
+# skipped proof, reported by the test.
+apt_install busybox
 if [ ! -x "$cs_dir/node_modules/.bin/code-server" ] || [ ! -f "$cs_dir/node_modules/playwright-core/package.json" ]; then
   log "installing code-server 4.99.4 and playwright-core into $cs_dir"
   rg_cache=${TMPDIR:-/tmp}/vscode-ripgrep-cache-1.15.11

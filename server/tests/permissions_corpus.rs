@@ -1,7 +1,9 @@
 //! The permission corpus, against a real workspace directory (some checks look
-//! at which files exist): every line of `tests/permissions/dangerous.txt` must
-//! be gated, no line of `everyday.txt` may be, and every line of
-//! `gated_everyday.txt` (the known false positives, each with its reason) is.
+//! at which files exist): every line of `tests/permissions/dangerous.txt` and
+//! `bypasses.txt` must be gated, no line of `everyday.txt` may be, and every
+//! line of `gated_everyday.txt` (everyday commands that ask, each with its
+//! reason) is. Every bypass is also run for real in a scratch folder, to prove
+//! it does the harm its label claims.
 
 #[path = "sandbox_common.rs"]
 mod common;
@@ -16,6 +18,17 @@ fn corpus(name: &str) -> Vec<String> {
         .lines()
         .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
         .map(str::to_string)
+        .collect()
+}
+
+/// `bypasses.txt`: (command, proof) pairs; the proof follows `  ## `.
+fn bypasses() -> Vec<(String, String)> {
+    corpus("bypasses.txt")
+        .into_iter()
+        .map(|l| {
+            let (c, p) = l.split_once("  ## ").unwrap_or_else(|| panic!("no proof given: {l}"));
+            (c.to_string(), p.to_string())
+        })
         .collect()
 }
 
@@ -42,6 +55,130 @@ fn every_dangerous_variant_is_gated() {
     let p = policy(ws.path());
     let missed: Vec<&String> = lines.iter().filter(|l| !p.check(l).dangerous).collect();
     assert!(missed.is_empty(), "not gated:\n{}", missed.iter().map(|s| s.as_str()).collect::<Vec<_>>().join("\n"));
+}
+
+#[test]
+fn every_bypass_is_gated() {
+    let lines = bypasses();
+    assert!(lines.len() >= 60, "only {} bypasses", lines.len());
+    let ws = workspace();
+    let p = policy(ws.path());
+    let missed: Vec<&str> = lines.iter().map(|(c, _)| c.as_str()).filter(|c| !p.check(c).dangerous).collect();
+    assert!(missed.is_empty(), "bypasses not gated:\n{}", missed.join("\n"));
+}
+
+/// The scratch folder a bypass runs in (see the head of bypasses.txt).
+fn scratch(root: &Path, evil_so: Option<&Path>) {
+    let w = |p: &str, text: &str| {
+        let p = root.join(p);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    };
+    w("ws/victim/keep.txt", "keep\n");
+    w("ws/victim.txt", "victim\n");
+    w("ws/notes.txt", "x line\n");
+    w("ws/data.json", "{\"a\": 1}\n");
+    w("ws/bin/ls", "#!/bin/sh\nrm -rf victim\n");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(root.join("ws/bin/ls"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    w("ws/evil/sitecustomize.py", "import shutil\nshutil.rmtree('victim', ignore_errors=True)\n");
+    w("ws/--pre=rm", "x\n");
+    w("payload/.bashrc", "pwned\n");
+    w("home/.bashrc", "original\n");
+    w("outside/canary.txt", "original\n");
+    w("outside/victim/keep.txt", "keep\n");
+    if let Some(so) = evil_so {
+        std::fs::copy(so, root.join("ws/evil.so")).unwrap();
+    }
+    let run = |args: &[&str]| {
+        let ok = std::process::Command::new(args[0])
+            .args(&args[1..])
+            .current_dir(root.join("ws"))
+            .env("HOME", root.join("home"))
+            .stdout(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(ok, "scratch set-up: {args:?}");
+    };
+    let payload = root.join("payload").display().to_string();
+    run(&["tar", "-cf", "payload.tar", "-C", &payload, ".bashrc"]);
+    run(&["git", "init", "-q"]);
+    run(&["git", "-c", "user.email=a@b", "-c", "user.name=a", "add", "notes.txt"]);
+    run(&["git", "-c", "user.email=a@b", "-c", "user.name=a", "commit", "-qm", "init"]);
+    w("ws/notes.txt", "x line\nmore\n");
+}
+
+/// A shared object whose constructor deletes `victim` (for the LD_PRELOAD bypass); None without a C compiler.
+fn evil_so(dir: &Path) -> Option<std::path::PathBuf> {
+    let c = dir.join("evil.c");
+    std::fs::write(
+        &c,
+        "#include <stdlib.h>\n__attribute__((constructor)) static void f(void) { unsetenv(\"LD_PRELOAD\"); system(\"rm -rf victim\"); }\n",
+    )
+    .ok()?;
+    let so = dir.join("evil.so");
+    let built = std::process::Command::new("cc")
+        .args(["-shared", "-fPIC", "-o"])
+        .arg(&so)
+        .arg(&c)
+        .status()
+        .is_ok_and(|s| s.success());
+    built.then_some(so)
+}
+
+#[test]
+fn bypass_labels_are_proven_by_running_them() {
+    // Each line runs with `sh -c` (or `bash -c`) in its own scratch folder, HOME inside it,
+    // stdin closed, at most 10 s; nothing it names lies outside the folder.
+    let tools = tempfile::tempdir().unwrap();
+    let so = evil_so(tools.path());
+    let (mut proven, mut skipped, mut failed) = (0, Vec::new(), Vec::new());
+    for (command, proof) in bypasses() {
+        if let Some(why) = proof.strip_prefix("skip: ") {
+            skipped.push(format!("{command}  ({why})"));
+            continue;
+        }
+        let (shell, proof) = match proof.strip_prefix("bash: ") {
+            Some(p) => ("bash", p),
+            None => ("sh", proof.as_str()),
+        };
+        let (kind, target) = proof.split_once(' ').unwrap_or_else(|| panic!("bad proof: {proof}"));
+        if command.contains("evil.so") && so.is_none() {
+            skipped.push(format!("{command}  (no C compiler to build evil.so)"));
+            continue;
+        }
+        let root = tempfile::tempdir().unwrap();
+        scratch(root.path(), so.as_deref());
+        let target = root.path().join(target);
+        let before = std::fs::read(&target).unwrap_or_default();
+        let out = std::process::Command::new("timeout")
+            .args(["-k", "2", "10", shell, "-c", &command])
+            .current_dir(root.path().join("ws"))
+            .env("HOME", root.path().join("home"))
+            .env_remove("GIT_DIR")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        let done = match kind {
+            "gone" => std::fs::symlink_metadata(&target).is_err(),
+            "changed" => std::fs::read(&target).is_ok_and(|now| now != before),
+            other => panic!("unknown proof {other:?}: {command}"),
+        };
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        if done {
+            proven += 1;
+        } else if stderr.contains("not found") || out.status.code() == Some(127) {
+            skipped.push(format!("{command}  (a program it needs is not installed: {})", stderr.trim()));
+        } else {
+            failed.push(format!("{command}  -> {:?}: {}", out.status.code(), stderr.trim()));
+        }
+    }
+    eprintln!("bypass proofs: {proven} proven, {} skipped, {} failed", skipped.len(), failed.len());
+    for s in &skipped {
+        eprintln!("  skipped: {s}");
+    }
+    assert!(failed.is_empty(), "labels not proven (the command did not do the harm):\n{}", failed.join("\n"));
+    assert!(proven >= 80, "only {proven} bypass labels proven");
 }
 
 #[test]
@@ -83,7 +220,8 @@ fn the_corpus_leaves_the_workspace_untouched() {
     let ws = workspace();
     let before = common::tree_hashes(ws.path());
     let p = policy(ws.path());
-    for line in corpus("dangerous.txt").iter().chain(corpus("everyday.txt").iter()) {
+    let bypasses: Vec<String> = bypasses().into_iter().map(|(c, _)| c).collect();
+    for line in corpus("dangerous.txt").iter().chain(corpus("everyday.txt").iter()).chain(bypasses.iter()) {
         p.check(line);
     }
     assert_eq!(before, common::tree_hashes(ws.path()));
@@ -164,7 +302,7 @@ fn verdicts_name_the_effect_rule_and_sub_command() {
 #[test]
 fn an_effect_left_out_of_the_list_is_not_gated() {
     let ws = workspace();
-    let off = ["reaches-network", "destroys-data", "writes-outside-workspace"];
+    let off = ["reaches-network", "destroys-data", "writes-outside-workspace", "unproven"];
     let mut cfg = common::default_config().permissions;
     cfg.effects.retain(|e| !off.contains(&e.as_str()));
     let narrow = PermissionPolicy::new(&cfg, ws.path()).unwrap();

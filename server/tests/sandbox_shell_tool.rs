@@ -84,3 +84,35 @@ async fn decisions_gate_runs_and_persist() {
     assert_eq!(store.get("git push --force").unwrap().unwrap().decision, Deny);
     assert!(store.get("rm a.txt").unwrap().is_none(), "allow-once is not stored");
 }
+
+#[tokio::test]
+async fn an_unproven_command_asks_then_runs_in_the_sandbox_or_is_refused_unattended() {
+    common::hermetic_dirs();
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("a.txt"), "keep me").unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let config = common::default_config();
+    let policy = PermissionPolicy::new(&config.permissions, ws.path()).unwrap();
+    let store = JsonPermissionStore::new(data.path());
+    let cancel = CancellationToken::new();
+    let shadow = ShadowWorkspace::create(ws.path(), cache.path(), "shell").unwrap();
+    // Harmless, but not provably so: a variable outside `safe_variables` is set for the command.
+    let command = "GREETING=hi sh -c 'echo $GREETING; pwd'";
+    assert_eq!(policy.check(command).effect.as_deref(), Some("unproven"));
+
+    let human = ScriptedHuman { answers: Mutex::new(vec![PermissionChoice::AllowOnce]), asked: Mutex::new(vec![]) };
+    let tool = ShellTool { policy: &policy, store: &store, human: &human, sandbox: &config.sandbox };
+    let out = tool.run(command, &shadow, &cancel).await.unwrap();
+    let ShellOutcome::Ran { output, decision: Some(PermissionChoice::AllowOnce), .. } = out else { panic!("{out:?}") };
+    assert!(output.stdout.text.contains("hi") && output.stdout.text.contains("shadows"), "{output:?}");
+    assert_eq!(human.asked.lock().unwrap().len(), 1);
+
+    // Nobody to ask (a terminal-less run with `permissions.non_interactive = "deny"`): refused.
+    let nobody = tinycoder::sandbox::NonInteractiveHuman::from_config("deny");
+    let tool = ShellTool { policy: &policy, store: &store, human: &nobody, sandbox: &config.sandbox };
+    let out = tool.run(command, &shadow, &cancel).await.unwrap();
+    assert!(matches!(out, ShellOutcome::Denied { from_store: false, .. }), "{out:?}");
+    let out = tool.run("cat a.txt", &shadow, &cancel).await.unwrap();
+    assert!(matches!(out, ShellOutcome::Ran { decision: None, .. }), "a proven command still runs unasked: {out:?}");
+}

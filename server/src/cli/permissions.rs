@@ -44,7 +44,8 @@ pub async fn run(args: Args, workspace: Option<PathBuf>) -> anyhow::Result<ExitC
     let store = SqlitePermissionStore::new(crate::store::open_workspace(&ctx.workspace, &ctx.loaded.config)?);
     match args.action {
         Action::Check { command, json } => {
-            let policy = PermissionPolicy::new(&ctx.loaded.config.permissions, &ctx.workspace)?;
+            let policy = PermissionPolicy::new(&ctx.loaded.config.permissions, &ctx.workspace)?
+                .with_test_command(&ctx.loaded.config.sandbox.test_command);
             let verdict = policy.check(&command);
             let stored = store.get(&command)?;
             if json {

@@ -94,6 +94,17 @@ pub const SECURITY_KEYS: &[SecurityKey] = &[
         Compare::SupersetIsTighter,
         "which variable assignments count as code that runs later",
     ),
+    key("permissions.allow", Compare::SubsetIsTighter, "which shell commands run without asking the user"),
+    key(
+        "permissions.safe_variables",
+        Compare::SubsetIsTighter,
+        "which variables a command may set without asking the user",
+    ),
+    key(
+        "permissions.program_dirs",
+        Compare::SubsetIsTighter,
+        "where a program named by its path counts as the allowed program of that name",
+    ),
     key("permissions.writers", Compare::Unchanged, "which programs' operands count as written paths"),
     key("sandbox.env_allowlist", Compare::SubsetIsTighter, "which environment variables (secrets) test processes see"),
     key("sandbox.writable_paths", Compare::SubsetIsTighter, "where sandboxed processes may write"),

@@ -9,6 +9,7 @@
 //! - [`PermissionPolicy::check`]: the verdict for a command, without running it.
 //! - [`probe_mechanisms`]: which isolation mechanisms this machine enforces.
 
+mod allowlist;
 mod call_trace;
 mod error;
 mod human;

@@ -8,6 +8,7 @@
 //! function definitions, assignments, computed names) is read here; which
 //! programs, arguments and paths have which effect comes from `[permissions]`.
 
+use super::allowlist::{self, Allowed, Context, Rejection};
 use super::shell_parse::{analyze, assignment_name, resolve_path, CommandUse, RedirectKind};
 use super::SandboxError;
 use crate::config::PermissionsConfig;
@@ -70,6 +71,11 @@ pub struct PermissionPolicy {
     code_variables: Vec<String>,
     harmless: Vec<PathBuf>,
     workspace: PathBuf,
+    allowed: Vec<Allowed>,
+    safe_variables: Vec<String>,
+    program_dirs: Vec<PathBuf>,
+    /// The project's test command lines (never asked about).
+    test_commands: Vec<String>,
 }
 
 /// (rule name, effect, reason).
@@ -130,15 +136,35 @@ impl PermissionPolicy {
             code_variables: config.code_variables.clone(),
             harmless: config.harmless_write_targets.iter().map(PathBuf::from).collect(),
             workspace,
+            allowed: config.allow.iter().map(Allowed::new).collect::<Result<_, _>>()?,
+            safe_variables: config.safe_variables.clone(),
+            program_dirs: config.program_dirs.iter().map(PathBuf::from).collect(),
+            test_commands: Vec::new(),
         })
+    }
+
+    /// Never asks about the project's test command: the one `detect_test_command` finds for
+    /// the workspace with `configured` (`sandbox.test_command`) as written and as displayed.
+    pub fn with_test_command(mut self, configured: &str) -> Self {
+        let detected = super::detect_test_command(&self.workspace, configured).ok().map(|t| t.display());
+        for line in [Some(configured.to_string()), detected].into_iter().flatten() {
+            let line = line.trim().to_string();
+            if !line.is_empty() && !self.test_commands.contains(&line) {
+                self.test_commands.push(line);
+            }
+        }
+        self
     }
 
     /// The verdict for `command` (nothing is run).
     pub fn check(&self, command: &str) -> PermissionVerdict {
+        if self.test_commands.iter().any(|t| t == command.trim()) {
+            return PermissionVerdict { reason: "the project's test command".into(), ..Self::safe() };
+        }
         let uses = match analyze(command, &self.workspace) {
             Ok(u) => u,
             Err(why) => {
-                if !self.enabled("unanalysable") {
+                if !self.enabled("unanalysable") && !self.enabled("unproven") {
                     return Self::safe();
                 }
                 return PermissionVerdict {
@@ -162,6 +188,20 @@ impl PermissionPolicy {
                 };
             }
         }
+        if self.enabled("unproven") {
+            for (i, u) in uses.iter().enumerate() {
+                if let Err(r) = self.prove(&uses, i) {
+                    let sub = if u.text.is_empty() { None } else { Some(u.text.clone()) };
+                    return PermissionVerdict {
+                        dangerous: true,
+                        effect: Some("unproven".into()),
+                        rule: Some(r.rule),
+                        reason: r.reason,
+                        sub_command: sub,
+                    };
+                }
+            }
+        }
         Self::safe()
     }
 
@@ -170,9 +210,125 @@ impl PermissionPolicy {
             dangerous: false,
             effect: None,
             rule: None,
-            reason: "no rule matched".into(),
+            reason: "every part is known to be harmless".into(),
             sub_command: None,
         }
+    }
+
+    /// Proves the simple command `uses[i]` harmless with the allowlist, or says why it is not.
+    fn prove(&self, uses: &[CommandUse], i: usize) -> Result<(), Rejection> {
+        let u = &uses[i];
+        if let Some(why) = &u.unevaluable {
+            return Err(allowlist::reject("unevaluable-expansion", format!("{why} cannot be evaluated before it runs")));
+        }
+        if let Some(name) = u.assignments.iter().find(|a| !self.safe_variables.contains(*a)) {
+            return Err(allowlist::reject("unsafe-variable", allowlist::unsafe_variable(name)));
+        }
+        let Some(first) = u.words.first() else {
+            return Ok(());
+        };
+        if first.dynamic || !first.substitutions.is_empty() {
+            return Err(allowlist::reject("computed-program", "the program to run is only known at run time".into()));
+        }
+        if first.glob || first.brace {
+            return Err(allowlist::reject(
+                "unevaluable-expansion",
+                format!("the program name `{}` is a pattern the shell expands", first.text),
+            ));
+        }
+        let mut workspace_program = false;
+        if first.text.contains('/') {
+            let path = resolve_path(&first.text, u.cwd.as_deref());
+            let in_dirs = path.as_ref().and_then(|p| p.parent()).is_some_and(|d| self.program_dirs.iter().any(|p| p == d));
+            workspace_program = path.is_some_and(|p| p.canonicalize().unwrap_or(p).starts_with(&self.workspace));
+            if !in_dirs && !workspace_program {
+                return Err(allowlist::reject(
+                    "program-path",
+                    format!(
+                        "runs `{}`, which is neither in permissions.program_dirs nor in the workspace",
+                        first.text
+                    ),
+                ));
+            }
+        }
+        // `export NAME=value`: the names must be safe to set.
+        if matches!(u.program.as_str(), "export" | "declare" | "typeset" | "readonly" | "local") {
+            for a in u.args.iter().filter(|a| !a.starts_with('-')) {
+                let name = assignment_name(a).unwrap_or(a);
+                if !self.safe_variables.iter().any(|v| v == name) {
+                    return Err(allowlist::reject("unsafe-variable", allowlist::unsafe_variable(name)));
+                }
+            }
+        }
+        let ctx = Context {
+            workspace: &self.workspace,
+            safe_variables: &self.safe_variables,
+            writer: self.writers.contains_key(&u.program),
+        };
+        let mut rejections = Vec::new();
+        let mut accepted = None;
+        for entry in self.allowed.iter().filter(|e| e.covers(&u.program)) {
+            match entry.accept(u, &ctx) {
+                Ok(a) => {
+                    accepted = Some(a);
+                    break;
+                }
+                Err(r) => rejections.push(r),
+            }
+        }
+        let Some(accepted) = accepted else {
+            return Err(allowlist::best(rejections).unwrap_or_else(|| {
+                allowlist::reject(
+                    "unknown-program",
+                    format!("unknown program `{}`: not in [[permissions.allow]]", u.program),
+                )
+            }));
+        };
+        if let Some(at) = accepted.wrapped_at {
+            let next = uses.get(i + 1);
+            if !allowlist::wrapped_matches(u, at, next) {
+                return Err(allowlist::reject(
+                    "wrapper-not-understood",
+                    format!("cannot tell which command `{}` runs", u.program),
+                ));
+            }
+            if accepted.entry.appends_args() {
+                let inner = next.map(|n| n.program.as_str()).unwrap_or_default();
+                let free = !self.writers.contains_key(inner)
+                    && self.allowed.iter().any(|e| e.covers(inner) && e.unconstrained());
+                if !free {
+                    return Err(allowlist::reject(
+                        "appended-arguments",
+                        format!(
+                            "`{}` adds arguments only known at run time to `{inner}`, which is harmless only with known arguments",
+                            u.program
+                        ),
+                    ));
+                }
+            }
+        }
+        if accepted.entry.runs_workspace_code || workspace_program {
+            if let Some(w) = uses.iter().enumerate().find(|(j, w)| {
+                *j != i && !(w.pipeline == u.pipeline && w.stage > u.stage) && self.writes_something(w)
+            }) {
+                return Err(allowlist::reject(
+                    "writes-then-runs",
+                    format!(
+                        "`{}` writes a file in the same line that runs the workspace's code (`{}`), which could run what was written",
+                        w.1.text, u.text
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// True when `u` writes a file (a redirect other than the harmless targets, or a writer program).
+    fn writes_something(&self, u: &CommandUse) -> bool {
+        let redirect = u.redirects.iter().filter(|r| r.writes()).any(|r| {
+            r.dynamic || resolve_path(&r.target, u.cwd.as_deref()).is_none_or(|p| !self.harmless.contains(&p))
+        });
+        redirect || self.writers.contains_key(&u.program)
     }
 
     fn enabled(&self, effect: &str) -> bool {
@@ -237,7 +393,7 @@ impl PermissionPolicy {
             if !r.writes() || self.harmless.contains(&path) {
                 continue;
             }
-            if !path.starts_with(&self.workspace) {
+            if !real_path(&path).starts_with(&self.workspace) {
                 hits.push(hit(
                     "redirect-outside-workspace",
                     "writes-outside-workspace",
@@ -277,7 +433,7 @@ impl PermissionPolicy {
             }
             // The rules table looks at operands; this catches destinations it cannot see (`cp -t DIR`).
             let harmless = self.harmless.contains(&w.path);
-            if !harmless && self.enabled("writes-outside-workspace") && !w.path.starts_with(&self.workspace) {
+            if !harmless && self.enabled("writes-outside-workspace") && !real_path(&w.path).starts_with(&self.workspace) {
                 return Some((
                     "destination-outside-workspace".into(),
                     "writes-outside-workspace".into(),
@@ -384,6 +540,18 @@ impl PermissionPolicy {
             return false;
         }
         !p.starts_with(&self.workspace)
+    }
+}
+
+/// `path` with its links resolved (an existing link in the workspace may point anywhere);
+/// for a path that does not exist yet, its folder's links.
+fn real_path(path: &Path) -> PathBuf {
+    if let Ok(p) = path.canonicalize() {
+        return p;
+    }
+    match (path.parent(), path.file_name()) {
+        (Some(dir), Some(name)) => dir.canonicalize().map(|d| d.join(name)).unwrap_or_else(|_| path.to_path_buf()),
+        _ => path.to_path_buf(),
     }
 }
 

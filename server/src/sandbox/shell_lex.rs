@@ -11,6 +11,14 @@ pub struct Word {
     pub substitutions: Vec<String>,
     /// True when any part was quoted or escaped: such a word is never a reserved word.
     pub quoted: bool,
+    /// Why the shell may turn this word into something the gate cannot know (a `${…}` with an
+    /// operator, arithmetic, `$'…'` quoting); None when the word is literal or only holds plain
+    /// `$NAME` expansions and substitutions (which are analysed on their own).
+    pub unevaluable: Option<String>,
+    /// An unquoted `*`, `?` or `[`: the shell may expand the word to file names.
+    pub glob: bool,
+    /// Unquoted `{…,…}` or `{a..b}`: the shell may expand the word to several words.
+    pub brace: bool,
 }
 
 /// A lexer token: a word, or an operator (`|`, `&&`, `;`, `>`, `(`, newline …).
@@ -29,11 +37,16 @@ pub(super) fn tokenize(line: &str, depth: usize) -> Result<Vec<Token>, String> {
     let mut cur = Word::default();
     let mut in_word = false;
     let mut i = 0;
+    // Unquoted `{` seen in this word, then an unquoted `,` or `..` after it (brace expansion).
+    let mut brace_open = false;
+    let mut brace_list = false;
     macro_rules! flush {
         () => {
             if in_word {
                 tokens.push(Token::Word(std::mem::take(&mut cur)));
                 in_word = false;
+                brace_open = false;
+                brace_list = false;
             }
         };
     }
@@ -144,6 +157,14 @@ pub(super) fn tokenize(line: &str, depth: usize) -> Result<Vec<Token>, String> {
                 i += op.chars().count();
             }
             _ => {
+                match c {
+                    '*' | '?' | '[' => cur.glob = true,
+                    '{' => brace_open = true,
+                    ',' if brace_open => brace_list = true,
+                    '.' if brace_open && chars.get(i + 1) == Some(&'.') => brace_list = true,
+                    '}' if brace_list => cur.brace = true,
+                    _ => {}
+                }
                 cur.text.push(c);
                 in_word = true;
                 i += 1;
@@ -195,6 +216,8 @@ fn dollar_or_backtick(chars: &[char], i: usize, cur: &mut Word, _depth: usize) -
             }
             cur.text.push_str("$((…))");
             cur.dynamic = true;
+            // Variables in arithmetic are evaluated as expressions again: `a[$(…)]` in one runs it.
+            cur.unevaluable.get_or_insert_with(|| "arithmetic expansion `$((…))`".into());
             Ok(end + 1)
         }
         Some('(') => {
@@ -207,6 +230,12 @@ fn dollar_or_backtick(chars: &[char], i: usize, cur: &mut Word, _depth: usize) -
         Some('{') => {
             let end = chars[i..].iter().position(|&x| x == '}').ok_or("unclosed ${")? + i;
             let inner: String = chars[i + 2..end].iter().collect();
+            let plain = !inner.is_empty()
+                && !inner.starts_with(|c: char| c.is_ascii_digit())
+                && inner.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+            if !plain {
+                cur.unevaluable.get_or_insert_with(|| format!("the parameter expansion `${{{inner}}}`"));
+            }
             cur.text.push('$');
             cur.text.push('{');
             cur.text.push_str(&inner);
@@ -226,6 +255,12 @@ fn dollar_or_backtick(chars: &[char], i: usize, cur: &mut Word, _depth: usize) -
             cur.text.extend(&chars[i..j]);
             cur.dynamic = true;
             Ok(j)
+        }
+        Some('\'') | Some('"') => {
+            // `$'\x72\x6d'` and `$"…"`: bash decodes escapes or translates; dash does not.
+            cur.unevaluable.get_or_insert_with(|| "`$'…'` or `$\"…\"` quoting".into());
+            cur.text.push('$');
+            Ok(i + 1)
         }
         _ => {
             cur.text.push('$');

@@ -61,6 +61,15 @@ pub struct CommandUse {
     pub cwd: Option<PathBuf>,
     /// The command as text, for display.
     pub text: String,
+    /// The program word and the arguments as the lexer read them (expansions, globs, braces).
+    pub words: Vec<Word>,
+    /// Why some word of the command (an argument, an assignment, a redirect target) cannot be
+    /// evaluated before it runs; None when every word can.
+    pub unevaluable: Option<String>,
+    /// Which pipeline of the line this command belongs to (unique per pipeline).
+    pub pipeline: usize,
+    /// Its stage in that pipeline (0 = first).
+    pub stage: usize,
 }
 
 /// Splits a command line into words (for configured commands); errors on unbalanced quotes.
@@ -149,10 +158,13 @@ fn analyze_into(line: &str, depth: usize, cwd: &mut Option<PathBuf>, out: &mut V
         // Record what each stage pipes into.
         let names: Vec<Vec<String>> =
             uses_per_stage.iter().map(|u| u.iter().map(|c| c.program.clone()).collect()).collect();
+        let id = out.len();
         for (i, stage) in uses_per_stage.iter_mut().enumerate() {
             let later: Vec<String> = names[i + 1..].iter().flatten().cloned().collect();
             for u in stage.iter_mut() {
                 u.piped_into.extend(later.iter().cloned());
+                u.pipeline = id;
+                u.stage = i;
             }
         }
         out.extend(uses_per_stage.into_iter().flatten());
@@ -172,6 +184,7 @@ fn simple_command(
 ) -> Result<(), String> {
     let mut words: Vec<Word> = Vec::new();
     let mut redirects = Vec::new();
+    let mut unevaluable: Option<String> = None;
     let mut i = 0;
     while i < tokens.len() {
         match &tokens[i] {
@@ -192,8 +205,15 @@ fn simple_command(
                     "<" | "<&" => Some(RedirectKind::Read),
                     other => return Err(format!("unexpected `{other}`")),
                 };
+                if unevaluable.is_none() {
+                    unevaluable = target.unevaluable.clone();
+                }
                 if let Some(kind) = kind {
-                    redirects.push(Redirect { target: target.text.clone(), kind, dynamic: target.dynamic });
+                    redirects.push(Redirect {
+                        target: target.text.clone(),
+                        kind,
+                        dynamic: target.dynamic || target.glob || target.brace,
+                    });
                 }
                 i += 1;
             }
@@ -203,6 +223,9 @@ fn simple_command(
     for w in &words {
         for s in &w.substitutions {
             analyze_into(s, depth + 1, &mut cwd.clone(), out)?;
+        }
+        if unevaluable.is_none() {
+            unevaluable = w.unevaluable.clone();
         }
     }
     // Drop assignments (kept by name) and reserved words in front.
@@ -222,7 +245,7 @@ fn simple_command(
     let words = &words[start..];
     if words.is_empty() {
         if !redirects.is_empty() || !assignments.is_empty() {
-            out.push(CommandUse { redirects, assignments, cwd: cwd.clone(), ..Default::default() });
+            out.push(CommandUse { redirects, assignments, unevaluable, cwd: cwd.clone(), ..Default::default() });
         }
         return Ok(());
     }
@@ -232,6 +255,7 @@ fn simple_command(
     let base = CommandUse {
         redirects,
         assignments,
+        unevaluable,
         cwd: cwd.clone(),
         text: words.iter().map(|w| w.text.as_str()).collect::<Vec<_>>().join(" "),
         ..Default::default()
@@ -256,6 +280,7 @@ fn unwrap_command(
     me.args = args.clone();
     me.dynamic_program = first.dynamic || first.text.is_empty();
     me.text = words.iter().map(|w| w.text.as_str()).collect::<Vec<_>>().join(" ");
+    me.words = words.to_vec();
     out.push(me);
     if first.dynamic {
         return Ok(());
@@ -264,12 +289,22 @@ fn unwrap_command(
     let inner = |skip: usize| -> &[Word] { rest.get(skip..).unwrap_or(&[]) };
     match program.as_str() {
         "cd" | "pushd" => {
-            *cwd = match rest.first() {
-                Some(w) if !w.dynamic && !w.text.starts_with('~') && w.text != "-" => {
+            // Only `cd DIR` with one literal operand is followed (`-P`, `-`, `~`, CDPATH-free
+            // relative or absolute paths); anything else leaves the directory unknown.
+            *cwd = match rest {
+                [w] if !w.dynamic && !w.glob && !w.brace && !w.text.starts_with(['~', '-']) => {
                     cwd.as_ref().map(|c| normalize(&c.join(&w.text)))
                 }
                 _ => None,
             };
+            Ok(())
+        }
+        "popd" => {
+            *cwd = None;
+            Ok(())
+        }
+        "command" if rest.iter().take_while(|w| w.text.starts_with('-')).any(|w| w.text.contains(['v', 'V'])) => {
+            // `command -v NAME` prints where NAME is; it runs nothing.
             Ok(())
         }
         "env" => {

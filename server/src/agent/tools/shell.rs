@@ -33,7 +33,8 @@ impl Tool for ShellExec {
             return Err(ToolError::BadArguments { tool: self.name().into(), reason: "`command` is empty".into() });
         }
         let config = &env.config;
-        let policy = PermissionPolicy::new(&config.permissions, &env.paths.root)?;
+        let policy = PermissionPolicy::new(&config.permissions, &env.paths.root)?
+            .with_test_command(&config.sandbox.test_command);
         let store = SqlitePermissionStore::new(env.bus.store().clone());
         let tool = ShellTool { policy: &policy, store: &store, human: env.human.as_ref(), sandbox: &config.sandbox };
         let overlays = LayeredSources::new(env.sources.clone(), ctx.layer_snapshot()).overlays();

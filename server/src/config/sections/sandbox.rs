@@ -65,6 +65,7 @@ pub const EFFECTS: &[&str] = &[
     "defines-later-code",
     "changes-system",
     "unanalysable",
+    "unproven",
 ];
 
 /// `[permissions]` settings.
@@ -85,6 +86,64 @@ pub struct PermissionsConfig {
     pub path_rules: Vec<PathRule>,
     /// The rules on programs and their arguments.
     pub rules: Vec<PermissionRule>,
+    /// The programs (with their arguments) known to be harmless: a command runs unasked only
+    /// when every part of it is one of these (with the `unproven` effect on).
+    pub allow: Vec<AllowRule>,
+    /// Variables a command may set unasked (`NAME=value cmd`, `export`, `env NAME=value`).
+    pub safe_variables: Vec<String>,
+    /// Folders where a program named by its path counts as the program of its base name.
+    pub program_dirs: Vec<String>,
+}
+
+/// One `[[permissions.allow]]` entry: a program and the arguments that keep it harmless.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct AllowRule {
+    /// Short name shown in reasons.
+    pub name: String,
+    /// Program base names.
+    pub programs: Vec<String>,
+    /// The arguments must begin with one of these (words separated by spaces); empty = any.
+    #[serde(default)]
+    pub subcommands: Vec<String>,
+    /// Regex over one argument (after the subcommand) → why that argument is not harmless.
+    #[serde(default)]
+    pub forbid: std::collections::BTreeMap<String, String>,
+    /// The most operands (arguments not starting with `-`) after the subcommand.
+    #[serde(default)]
+    pub max_operands: Option<usize>,
+    /// Options that take a value (the next argument), so that it is not read as an operand.
+    #[serde(default)]
+    pub value_flags: Vec<String>,
+    /// What the first operand is: "" (an argument like the others), "script" (a file of code:
+    /// it must lie in the workspace, and the line must write nothing), "code" (program text
+    /// checked by `code_allowed` / `code_forbid`; so is every value of a `code_flags` option).
+    #[serde(default)]
+    pub operand: String,
+    /// Options whose value is program text (`sed -e`); when one is given, no operand is code.
+    #[serde(default)]
+    pub code_flags: Vec<String>,
+    /// Program text must match one of these regexes (none = any).
+    #[serde(default)]
+    pub code_allowed: Vec<String>,
+    /// Regex over the program text → why that text is not harmless.
+    #[serde(default)]
+    pub code_forbid: std::collections::BTreeMap<String, String>,
+    /// It runs the workspace's code (tests, builds, scripts): nothing else in the line may
+    /// write a file before it, since what was written could be what runs.
+    #[serde(default)]
+    pub runs_workspace_code: bool,
+    /// It runs the command that follows its options and `operands` (timeout, nice, env, xargs);
+    /// that command is checked on its own.
+    #[serde(default)]
+    pub wrapper: bool,
+    /// Operands of a wrapper before the wrapped command (`timeout DURATION`).
+    #[serde(default)]
+    pub operands: usize,
+    /// The wrapped command gets more arguments at run time (xargs): only a program that is
+    /// harmless with any arguments may be wrapped.
+    #[serde(default)]
+    pub appends_args: bool,
 }
 
 /// One `[[permissions.path_rules]]` entry: a written (or read) path that has an effect.
@@ -176,6 +235,21 @@ impl PermissionsConfig {
                 return Err(Invalid::new(&key("programs"), "[]", "at least one program"));
             }
             check_effect(&key("effect"), &rule.effect)?;
+        }
+        for rule in &self.allow {
+            let key = |k: &str| format!("permissions.allow[{}].{k}", rule.name);
+            for re in rule.forbid.keys() {
+                check_regex(&key("forbid"), re)?;
+            }
+            for re in rule.code_forbid.keys().chain(rule.code_allowed.iter()) {
+                check_regex(&key("code"), re)?;
+            }
+            if !matches!(rule.operand.as_str(), "" | "script" | "code") {
+                return Err(Invalid::new(&key("operand"), &rule.operand, "\"\", \"script\" or \"code\""));
+            }
+            if rule.programs.is_empty() {
+                return Err(Invalid::new(&key("programs"), "[]", "at least one program"));
+            }
         }
         Ok(())
     }
