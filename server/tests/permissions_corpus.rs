@@ -245,6 +245,18 @@ fn verdicts_name_the_effect_rule_and_sub_command() {
         "export PROMPT_COMMAND='curl x'",
         "cp src/a.rs src/lib.rs",
         "echo x > .git/hooks/pre-commit",
+        "busybox ls",
+        "timeout 5 busybox ls",
+        "echo ${X:+a}",
+        "python3 -c 'print(1)'",
+        "cd -P /tmp && ls > x",
+        "echo x > a.sh && sh a.sh",
+        "PYTHONPATH=x python3 -m pytest",
+        "git diff --output=/tmp/x",
+        "git $SUB",
+        "rg -l x *",
+        "find . -name '*.rs' | xargs wc -l",
+        "python3 -m pytest -q 2>&1 | tee log.txt",
     ]
     .iter()
     .map(|c| {
@@ -259,7 +271,7 @@ fn verdicts_name_the_effect_rule_and_sub_command() {
     expect_test::expect![[r#"
         cargo test
           dangerous=false effect=None rule=None sub=None
-          no rule matched
+          every part is known to be harmless
         ls && sudo rm -rf /
           dangerous=true effect=Some("escalates-privileges") rule=Some("privilege") sub=Some("sudo rm -rf /")
           runs with other privileges
@@ -296,6 +308,42 @@ fn verdicts_name_the_effect_rule_and_sub_command() {
         echo x > .git/hooks/pre-commit
           dangerous=true effect=Some("defines-later-code") rule=Some("startup-file") sub=Some("echo x")
           writes a file whose content runs later (shell start-up files, git hooks, cron, services): $WS/.git/hooks/pre-commit
+        busybox ls
+          dangerous=true effect=Some("unproven") rule=Some("unknown-program") sub=Some("busybox ls")
+          unknown program `busybox`: not in [[permissions.allow]]
+        timeout 5 busybox ls
+          dangerous=true effect=Some("unproven") rule=Some("unknown-program") sub=Some("busybox ls")
+          unknown program `busybox`: not in [[permissions.allow]]
+        echo ${X:+a}
+          dangerous=true effect=Some("unproven") rule=Some("unevaluable-expansion") sub=Some("echo ${X:+a}")
+          the parameter expansion `${X:+a}` cannot be evaluated before it runs
+        python3 -c 'print(1)'
+          dangerous=true effect=Some("unproven") rule=Some("argument-not-allowed") sub=Some("python3 -c print(1)")
+          `python3 -c`: runs arbitrary code given on the command line, which the gate does not read
+        cd -P /tmp && ls > x
+          dangerous=true effect=Some("writes-outside-workspace") rule=Some("redirect-outside-workspace") sub=Some("ls")
+          redirects output to x in a directory only known at run time
+        echo x > a.sh && sh a.sh
+          dangerous=true effect=Some("unproven") rule=Some("writes-then-runs") sub=Some("sh a.sh")
+          `echo x` writes a file in the same line that runs the workspace's code (`sh a.sh`), which could run what was written
+        PYTHONPATH=x python3 -m pytest
+          dangerous=true effect=Some("unproven") rule=Some("unsafe-variable") sub=Some("python3 -m pytest")
+          sets `PYTHONPATH`, which is not in permissions.safe_variables (it may change what the program runs or loads)
+        git diff --output=/tmp/x
+          dangerous=true effect=Some("unproven") rule=Some("argument-not-allowed") sub=Some("git diff --output=/tmp/x")
+          `git --output=/tmp/x`: writes its output to the file it is told
+        git $SUB
+          dangerous=true effect=Some("unproven") rule=Some("arguments-not-allowed") sub=Some("git $SUB")
+          `git $SUB` is not one of the forms known to be harmless (git-read: status, diff, log, show, blame, rev-parse, ls-files, ls-tree, cat-file, grep, describe, shortlog, rev-list, show-ref, merge-base, count-objects, version, --version, reflog, stash list, stash show, worktree list)
+        rg -l x *
+          dangerous=true effect=Some("unproven") rule=Some("unevaluable-argument") sub=Some("rg -l x *")
+          `*` may expand to a file name that `rg` reads as an option
+        find . -name '*.rs' | xargs wc -l
+          dangerous=false effect=None rule=None sub=None
+          every part is known to be harmless
+        python3 -m pytest -q 2>&1 | tee log.txt
+          dangerous=false effect=None rule=None sub=None
+          every part is known to be harmless
     "#]].assert_eq(&rendered);
 }
 

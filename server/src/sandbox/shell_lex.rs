@@ -40,6 +40,8 @@ pub(super) fn tokenize(line: &str, depth: usize) -> Result<Vec<Token>, String> {
     // Unquoted `{` seen in this word, then an unquoted `,` or `..` after it (brace expansion).
     let mut brace_open = false;
     let mut brace_list = false;
+    // Unquoted `[` seen: with a later `]` the word is a pattern (`[` alone is the test program).
+    let mut bracket_open = false;
     macro_rules! flush {
         () => {
             if in_word {
@@ -47,6 +49,7 @@ pub(super) fn tokenize(line: &str, depth: usize) -> Result<Vec<Token>, String> {
                 in_word = false;
                 brace_open = false;
                 brace_list = false;
+                bracket_open = false;
             }
         };
     }
@@ -158,7 +161,9 @@ pub(super) fn tokenize(line: &str, depth: usize) -> Result<Vec<Token>, String> {
             }
             _ => {
                 match c {
-                    '*' | '?' | '[' => cur.glob = true,
+                    '*' | '?' => cur.glob = true,
+                    '[' => bracket_open = true,
+                    ']' if bracket_open => cur.glob = true,
                     '{' => brace_open = true,
                     ',' if brace_open => brace_list = true,
                     '.' if brace_open && chars.get(i + 1) == Some(&'.') => brace_list = true,
