@@ -21,6 +21,11 @@ fn with_extra(dotted: &str, extra: Value) -> Value {
     Value::Array(list)
 }
 
+/// The default list cut to its first entry (a subset: stricter for an allowlist).
+fn first_only(dotted: &str) -> Value {
+    Value::Array(default_value(dotted).as_array().expect("a list")[..1].to_vec())
+}
+
 fn parse(v: &str) -> Value {
     format!("x = {v}").parse::<Table>().expect("toml").remove("x").expect("x")
 }
@@ -50,6 +55,21 @@ fn cases() -> Vec<(&'static str, Value, Option<Value>)> {
         ("permissions.effects", parse(r#"["destroys-data"]"#), None),
         ("permissions.path_rules", parse("[]"), Some(with_extra("permissions.path_rules", extra_path_rule))),
         ("permissions.code_variables", parse("[]"), Some(with_extra("permissions.code_variables", parse(r#""FOO""#)))),
+        (
+            "permissions.allow",
+            with_extra("permissions.allow", parse(r#"{ name = "all-of-busybox", programs = ["busybox"] }"#)),
+            Some(first_only("permissions.allow")),
+        ),
+        (
+            "permissions.safe_variables",
+            with_extra("permissions.safe_variables", parse(r#""LD_PRELOAD""#)),
+            Some(parse(r#"["RUST_LOG"]"#)),
+        ),
+        (
+            "permissions.program_dirs",
+            with_extra("permissions.program_dirs", parse(r#""/tmp""#)),
+            Some(parse(r#"["/usr/bin"]"#)),
+        ),
         ("permissions.writers", parse(r#"{ tee = "last" }"#), None),
         (
             "sandbox.env_allowlist",
