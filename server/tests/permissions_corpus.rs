@@ -87,6 +87,8 @@ fn scratch(root: &Path, evil_so: Option<&Path>) {
     w("home/.bashrc", "original\n");
     w("outside/canary.txt", "original\n");
     w("outside/victim/keep.txt", "keep\n");
+    w("outside/Makefile", "all:; rm -rf victim\n");
+    w("outside/run.py", "import shutil\nshutil.rmtree('victim')\n");
     if let Some(so) = evil_so {
         std::fs::copy(so, root.join("ws/evil.so")).unwrap();
     }

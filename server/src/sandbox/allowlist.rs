@@ -79,11 +79,7 @@ impl Allowed {
         Ok(Self {
             name: rule.name.clone(),
             programs: rule.programs.clone(),
-            subcommands: rule
-                .subcommands
-                .iter()
-                .map(|s| s.split_whitespace().map(str::to_string).collect())
-                .collect(),
+            subcommands: rule.subcommands.iter().map(|s| s.split_whitespace().map(str::to_string).collect()).collect(),
             forbid: compile_map(&rule.forbid, &what)?,
             max_operands: rule.max_operands,
             value_flags: rule.value_flags.clone(),
@@ -178,9 +174,9 @@ impl Allowed {
         let rest = &args[start..];
         let constrained = !self.unconstrained() || ctx.writer;
         let code_by_flag = self.operand == Operand::Code
-            && rest.iter().any(|w| {
-                self.code_flags.iter().any(|f| w.text == *f || w.text.starts_with(&format!("{f}=")))
-            });
+            && rest
+                .iter()
+                .any(|w| self.code_flags.iter().any(|f| w.text == *f || w.text.starts_with(&format!("{f}="))));
         let mut operands = 0;
         let mut options_done = false;
         let mut k = 0;
@@ -242,7 +238,9 @@ impl Allowed {
             if !options_done && t.starts_with('-') && t != "-" {
                 if self.operand == Operand::Code {
                     if let Some(f) = self.code_flags.iter().find(|f| t == f.as_str()) {
-                        let code = rest.get(k + 1).ok_or_else(|| reject("argument-not-allowed", format!("`{prog} {f}` without program text")))?;
+                        let code = rest.get(k + 1).ok_or_else(|| {
+                            reject("argument-not-allowed", format!("`{prog} {f}` without program text"))
+                        })?;
                         self.check_code(prog, code)?;
                         k += 2;
                         continue;
@@ -291,7 +289,10 @@ impl Allowed {
             if operands > max {
                 return Err(reject(
                     "argument-not-allowed",
-                    format!("`{prog}` with {operands} operands: at most {max} are known to be harmless ({})", self.name),
+                    format!(
+                        "`{prog}` with {operands} operands: at most {max} are known to be harmless ({})",
+                        self.name
+                    ),
                 ));
             }
         }
@@ -300,10 +301,7 @@ impl Allowed {
 
     fn check_code(&self, prog: &str, w: &Word) -> Result<(), Rejection> {
         if w.dynamic || !w.substitutions.is_empty() || w.unevaluable.is_some() {
-            return Err(reject(
-                "unevaluable-argument",
-                format!("the `{prog}` program text is only known at run time"),
-            ));
+            return Err(reject("unevaluable-argument", format!("the `{prog}` program text is only known at run time")));
         }
         if let Some((_, why)) = self.code_forbid.iter().find(|(re, _)| re.is_match(&w.text)) {
             return Err(reject("code-not-allowed", format!("`{prog} '{}'`: {why}", shown(w))));
@@ -324,9 +322,8 @@ impl Allowed {
                 format!("the script `{}` that `{prog}` runs is only known at run time", shown(w)),
             ));
         }
-        let inside = resolve_path(&w.text, cwd)
-            .map(|p| p.canonicalize().unwrap_or(p))
-            .is_some_and(|p| p.starts_with(workspace));
+        let inside =
+            resolve_path(&w.text, cwd).map(|p| p.canonicalize().unwrap_or(p)).is_some_and(|p| p.starts_with(workspace));
         if inside {
             Ok(())
         } else {

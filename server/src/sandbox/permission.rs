@@ -219,7 +219,10 @@ impl PermissionPolicy {
     fn prove(&self, uses: &[CommandUse], i: usize) -> Result<(), Rejection> {
         let u = &uses[i];
         if let Some(why) = &u.unevaluable {
-            return Err(allowlist::reject("unevaluable-expansion", format!("{why} cannot be evaluated before it runs")));
+            return Err(allowlist::reject(
+                "unevaluable-expansion",
+                format!("{why} cannot be evaluated before it runs"),
+            ));
         }
         if let Some(name) = u.assignments.iter().find(|a| !self.safe_variables.contains(*a)) {
             return Err(allowlist::reject("unsafe-variable", allowlist::unsafe_variable(name)));
@@ -239,15 +242,13 @@ impl PermissionPolicy {
         let mut workspace_program = false;
         if first.text.contains('/') {
             let path = resolve_path(&first.text, u.cwd.as_deref());
-            let in_dirs = path.as_ref().and_then(|p| p.parent()).is_some_and(|d| self.program_dirs.iter().any(|p| p == d));
+            let in_dirs =
+                path.as_ref().and_then(|p| p.parent()).is_some_and(|d| self.program_dirs.iter().any(|p| p == d));
             workspace_program = path.is_some_and(|p| p.canonicalize().unwrap_or(p).starts_with(&self.workspace));
             if !in_dirs && !workspace_program {
                 return Err(allowlist::reject(
                     "program-path",
-                    format!(
-                        "runs `{}`, which is neither in permissions.program_dirs nor in the workspace",
-                        first.text
-                    ),
+                    format!("runs `{}`, which is neither in permissions.program_dirs nor in the workspace", first.text),
                 ));
             }
         }
@@ -308,9 +309,21 @@ impl PermissionPolicy {
             }
         }
         if accepted.entry.runs_workspace_code || workspace_program {
-            if let Some(w) = uses.iter().enumerate().find(|(j, w)| {
-                *j != i && !(w.pipeline == u.pipeline && w.stage > u.stage) && self.writes_something(w)
-            }) {
+            // `cd /tmp && make` runs the project found there, not the workspace's.
+            if !u.cwd.as_deref().is_some_and(|c| real_path(c).starts_with(&self.workspace)) {
+                return Err(allowlist::reject(
+                    "code-outside-workspace",
+                    format!(
+                        "`{}` runs the code of the project in its directory, which is not known to be the workspace",
+                        u.text
+                    ),
+                ));
+            }
+            if let Some(w) = uses
+                .iter()
+                .enumerate()
+                .find(|(j, w)| *j != i && !(w.pipeline == u.pipeline && w.stage > u.stage) && self.writes_something(w))
+            {
                 return Err(allowlist::reject(
                     "writes-then-runs",
                     format!(
@@ -433,7 +446,8 @@ impl PermissionPolicy {
             }
             // The rules table looks at operands; this catches destinations it cannot see (`cp -t DIR`).
             let harmless = self.harmless.contains(&w.path);
-            if !harmless && self.enabled("writes-outside-workspace") && !real_path(&w.path).starts_with(&self.workspace) {
+            if !harmless && self.enabled("writes-outside-workspace") && !real_path(&w.path).starts_with(&self.workspace)
+            {
                 return Some((
                     "destination-outside-workspace".into(),
                     "writes-outside-workspace".into(),
