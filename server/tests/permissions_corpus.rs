@@ -333,7 +333,7 @@ fn verdicts_name_the_effect_rule_and_sub_command() {
           sets `PYTHONPATH`, which is not in permissions.safe_variables (it may change what the program runs or loads)
         git diff --output=/tmp/x
           dangerous=true effect=Some("unproven") rule=Some("argument-not-allowed") sub=Some("git diff --output=/tmp/x")
-          `git --output=/tmp/x`: writes its output to the file it is told
+          `git diff --output=/tmp/x`: writes its output to the file it is told
         git $SUB
           dangerous=true effect=Some("unproven") rule=Some("arguments-not-allowed") sub=Some("git $SUB")
           `git $SUB` is not one of the forms known to be harmless (git-read: status, diff, log, show, blame, rev-parse, ls-files, ls-tree, cat-file, grep, describe, shortlog, rev-list, show-ref, merge-base, count-objects, version, --version, reflog, stash list, stash show, worktree list)

@@ -172,6 +172,11 @@ impl Allowed {
             }
         }
         let rest = &args[start..];
+        // The program with its subcommand, for reasons (`git diff`, `python3 -m pytest`).
+        let head: String = std::iter::once(prog.as_str())
+            .chain(args[..start].iter().map(|w| w.text.as_str()))
+            .collect::<Vec<_>>()
+            .join(" ");
         let constrained = !self.unconstrained() || ctx.writer;
         let code_by_flag = self.operand == Operand::Code
             && rest
@@ -209,7 +214,7 @@ impl Allowed {
                 ));
             }
             if let Some((_, why)) = self.forbid.iter().find(|(re, _)| re.is_match(&w.text)) {
-                return Err(reject("argument-not-allowed", format!("`{prog} {}`: {why}", shown(w))));
+                return Err(reject("argument-not-allowed", format!("`{head} {}`: {why}", shown(w))));
             }
             let t = w.text.as_str();
             if self.wrapper {
