@@ -97,6 +97,7 @@ pub const SECURITY_KEYS: &[SecurityKey] = &[
     key("permissions.writers", Compare::Unchanged, "which programs' operands count as written paths"),
     key("sandbox.env_allowlist", Compare::SubsetIsTighter, "which environment variables (secrets) test processes see"),
     key("sandbox.writable_paths", Compare::SubsetIsTighter, "where sandboxed processes may write"),
+    key("sandbox.readable_paths", Compare::SubsetIsTighter, "what of the user's files sandboxed processes may read"),
     key("sandbox.require_network_isolation", Compare::TrueIsTighter, "whether anything runs without network isolation"),
     key("sandbox.require_write_isolation", Compare::TrueIsTighter, "whether anything runs without write isolation"),
     key("sandbox.wall_timeout_s", LIMIT, "how long a test run may take"),
