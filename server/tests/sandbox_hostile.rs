@@ -232,7 +232,10 @@ async fn a_hostile_conftest_is_contained() {
     assert_eq!(before_state, file_state(&victim), "the real workspace file changed: {}", report.output_tail);
     assert_eq!(before_tree, common::tree_hashes(h.workspace.path()), "the real workspace changed");
     assert!(line(&report, "chmod-shadow").starts_with("DONE"), "the shadow's own copy is the test's to change");
-    assert!(survivors.is_empty(), "a process outlived the run: {survivors:?}");
+    // Without a PID namespace only a pids cgroup (root here) finds a process that left the session.
+    if !switched_off(mechanisms::names::PID_NAMESPACE) || nix::unistd::geteuid().is_root() {
+        assert!(survivors.is_empty(), "a process outlived the run: {survivors:?}");
+    }
     if !switched_off(mechanisms::names::MOUNT_NAMESPACE) {
         let secret = std::env::var(SECRET_VAR).unwrap();
         assert!(

@@ -196,6 +196,7 @@ pub fn capabilities() -> &'static Capabilities {
         }
         caps.drop_caps = !off(names::CAPABILITIES) && {
             let mut p = base.clone();
+            p.userns = caps.user_ns.then(UserMap::current);
             p.drop_caps = true;
             probe_spawn(p)
         };
@@ -419,7 +420,10 @@ impl ChildPlan {
             check(unsafe { libc::chdir(cwd.as_ptr()) })?;
         }
         if self.drop_caps {
-            drop_capabilities()?;
+            // Outside a user namespace a non-root process holds no capability but
+            // cannot shrink its bounding set; no_new_privs keeps it that way.
+            let holds_caps = self.userns.is_some() || unsafe { libc::geteuid() } == 0;
+            drop_capabilities(holds_caps)?;
         }
         if self.no_new_privs || self.landlock.is_some() || self.seccomp.is_some() {
             check(prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0))?;
@@ -444,7 +448,7 @@ pub(super) fn prctl(op: libc::c_int, a: libc::c_ulong, b: libc::c_ulong) -> libc
 /// Child side: drops every capability (bounding set first, which needs
 /// CAP_SETPCAP, then ambient, then effective/permitted/inheritable), so an
 /// exec, even of a setuid binary or as uid 0, gains none.
-fn drop_capabilities() -> std::io::Result<()> {
+fn drop_capabilities(check_bounding_set: bool) -> std::io::Result<()> {
     for cap in 0..64 {
         // EINVAL past the last capability the kernel knows.
         prctl(libc::PR_CAPBSET_DROP, cap, 0);
@@ -470,7 +474,7 @@ fn drop_capabilities() -> std::io::Result<()> {
         return Err(std::io::Error::last_os_error());
     }
     // Bounding set must be empty now (a check: CAP_SYS_ADMIN is 21).
-    if prctl(libc::PR_CAPBSET_READ, 21, 0) == 1 {
+    if check_bounding_set && prctl(libc::PR_CAPBSET_READ, 21, 0) == 1 {
         return Err(std::io::Error::from_raw_os_error(libc::EPERM));
     }
     Ok(())
