@@ -92,7 +92,7 @@ def unix_connect():
 attempt("unix-socket", unix_connect)
 def environ():
     found = []
-    for pid in [A["host_pid"], A["host_ppid"]] + [p for p in os.listdir("/proc") if p.isdigit()]:
+    for pid in [A["host_pid"], A["host_ppid"], A["decoy_pid"]] + [p for p in os.listdir("/proc") if p.isdigit()]:
         try:
             data = open(f"/proc/{pid}/environ", "rb").read()
         except OSError:
@@ -128,6 +128,11 @@ attempt("survivor", lambda: subprocess.Popen(["sleep", A["sleep"]], start_new_se
 "#;
 
 struct Hostile {
+    /// A process of this user holding the secret in its environment (as an
+    /// editor or shell started with a token would: /proc/<pid>/environ shows
+    /// the environment a process started with).
+    decoy: std::process::Child,
+    secret: String,
     workspace: tempfile::TempDir,
     outside: tempfile::TempDir,
     tag: String,
@@ -138,9 +143,8 @@ struct Hostile {
 
 fn hostile_workspace() -> Hostile {
     common::hermetic_dirs();
-    // SAFETY: set once per process before any sandboxed run reads the environment.
-    static SECRET: std::sync::Once = std::sync::Once::new();
-    SECRET.call_once(|| unsafe { std::env::set_var(SECRET_VAR, format!("s3cret-{}", std::process::id())) });
+    let secret = format!("s3cret-{}", tag());
+    let decoy = std::process::Command::new("sleep").arg("300").env(SECRET_VAR, &secret).spawn().unwrap();
     let workspace = tempfile::tempdir().unwrap();
     let outside = tempfile::tempdir().unwrap();
     let tag = format!("tinycoder-hostile-{}", tag());
@@ -156,6 +160,7 @@ fn hostile_workspace() -> Hostile {
         "socket": outside.path().join("host.sock"),
         "host_pid": std::process::id(),
         "host_ppid": std::os::unix::process::parent_id(),
+        "decoy_pid": decoy.id(),
         "secret_var": SECRET_VAR,
         "shm_key": shm_key,
         "tag": tag,
@@ -166,7 +171,7 @@ fn hostile_workspace() -> Hostile {
         "attack_real": !switched_off(mechanisms::names::MOUNT_NAMESPACE),
     });
     std::fs::write(w.join("attack.json"), attack.to_string()).unwrap();
-    Hostile { workspace, outside, tag, home, shm_key, sleep }
+    Hostile { decoy, secret, workspace, outside, tag, home, shm_key, sleep }
 }
 
 async fn run_tests(root: &Path) -> TestReport {
@@ -199,7 +204,7 @@ fn pids_with(needle: &str) -> Vec<i32> {
 
 #[tokio::test]
 async fn a_hostile_conftest_is_contained() {
-    let h = hostile_workspace();
+    let mut h = hostile_workspace();
     let victim = h.workspace.path().join("victim.txt");
     let before_state = file_state(&victim);
     let before_tree = common::tree_hashes(h.workspace.path());
@@ -223,6 +228,11 @@ async fn a_hostile_conftest_is_contained() {
         let _ = std::fs::remove_file(p);
     }
     let connected = listener.accept().is_ok();
+    // Control: outside the sandbox the decoy's environment does show the secret.
+    let decoy_env = std::fs::read(format!("/proc/{}/environ", h.decoy.id())).unwrap_or_default();
+    assert!(String::from_utf8_lossy(&decoy_env).contains(&h.secret), "the decoy holds no secret");
+    let _ = h.decoy.kill();
+    let _ = h.decoy.wait();
     // What each attack got, for whoever reads the test log.
     eprintln!("{}", report.output_tail);
     eprintln!("{:#?}", report.mechanisms);
@@ -237,9 +247,8 @@ async fn a_hostile_conftest_is_contained() {
         assert!(survivors.is_empty(), "a process outlived the run: {survivors:?}");
     }
     if !switched_off(mechanisms::names::MOUNT_NAMESPACE) {
-        let secret = std::env::var(SECRET_VAR).unwrap();
         assert!(
-            !report.output_tail.contains(&secret),
+            !report.output_tail.contains(&h.secret),
             "a secret outside env_allowlist was read: {}",
             report.output_tail
         );
