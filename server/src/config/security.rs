@@ -108,6 +108,11 @@ pub const SECURITY_KEYS: &[SecurityKey] = &[
     key("sandbox.file_size_mb", LIMIT_0_UNLIMITED, "the largest file a process may write"),
     key("sandbox.max_processes", LIMIT, "how many processes a run may start"),
     key("sandbox.output_cap_kb", LIMIT, "how much output a run may produce"),
+    key(
+        "sandbox.tmpfs_size_mb",
+        LIMIT_0_UNLIMITED,
+        "how much memory a run's private /tmp, /dev/shm and $HOME may take",
+    ),
 ];
 
 /// Keys of the security-minded sections that are deliberately not security keys, and why.
