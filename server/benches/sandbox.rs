@@ -75,6 +75,19 @@ fn bench_shadow() {
         copy_t.push(t.elapsed());
     }
     report("shadow creation, 10,000 files", "plain recursive copy", shadow_t, copy_t);
+    // A reused shadow: refresh compares size, mtime and mode and copies nothing.
+    let mut shadow = ShadowWorkspace::create(src.path(), cache.path(), "bench-reuse").expect("shadow");
+    let (mut refresh_t, mut walk_t) = (Vec::new(), Vec::new());
+    for _ in 0..5 {
+        let t = Instant::now();
+        shadow.refresh().expect("refresh");
+        refresh_t.push(t.elapsed());
+        let t = Instant::now();
+        let n = tinycoder::sandbox::list_workspace_files(src.path()).expect("walk").len();
+        walk_t.push(t.elapsed());
+        assert_eq!(n, 10_000);
+    }
+    report("shadow refresh, 10,000 unchanged files", "workspace walk alone", refresh_t, walk_t);
 }
 
 fn bench_run_overhead(rt: &tokio::runtime::Runtime, program: &str, args: &[&str], n: usize) {

@@ -114,8 +114,20 @@ fn trust_checks(report: &crate::config::TrustReport) -> Vec<Check> {
 }
 
 fn sandbox_checks() -> Vec<Check> {
-    crate::sandbox::probe_mechanisms()
+    let knob = crate::sandbox::mechanisms::DISABLE_ENV;
+    let mut checks: Vec<Check> = std::env::var(knob)
+        .ok()
+        .filter(|v| !v.trim().is_empty())
+        .map(|v| {
+            Check::warn(
+                "sandbox",
+                format!("{knob}={v}: these mechanisms are switched off for diagnosis"),
+                format!("unset {knob} for normal use"),
+            )
+        })
         .into_iter()
+        .collect();
+    checks.extend(crate::sandbox::probe_mechanisms().into_iter()
         .map(|m| {
             if m.enforced {
                 Check::ok("sandbox", format!("{}: enforced ({})", m.name, m.detail))
@@ -123,11 +135,11 @@ fn sandbox_checks() -> Vec<Check> {
                 Check::warn(
                     "sandbox",
                     format!("{}: not available ({})", m.name, m.detail),
-                    "tests still run, with less isolation; see docs/troubleshooting in the README",
+                    "tests still run, with less isolation (the detail says what is not contained); see docs/troubleshooting in the README",
                 )
             }
-        })
-        .collect()
+        }));
+    checks
 }
 
 fn writable(area: &'static str, what: &str, dir: &Path) -> Check {

@@ -108,6 +108,7 @@ pub const SECURITY_KEYS: &[SecurityKey] = &[
     key("permissions.writers", Compare::Unchanged, "which programs' operands count as written paths"),
     key("sandbox.env_allowlist", Compare::SubsetIsTighter, "which environment variables (secrets) test processes see"),
     key("sandbox.writable_paths", Compare::SubsetIsTighter, "where sandboxed processes may write"),
+    key("sandbox.readable_paths", Compare::SubsetIsTighter, "what of the user's files sandboxed processes may read"),
     key("sandbox.require_network_isolation", Compare::TrueIsTighter, "whether anything runs without network isolation"),
     key("sandbox.require_write_isolation", Compare::TrueIsTighter, "whether anything runs without write isolation"),
     key("sandbox.wall_timeout_s", LIMIT, "how long a test run may take"),
@@ -118,6 +119,11 @@ pub const SECURITY_KEYS: &[SecurityKey] = &[
     key("sandbox.file_size_mb", LIMIT_0_UNLIMITED, "the largest file a process may write"),
     key("sandbox.max_processes", LIMIT, "how many processes a run may start"),
     key("sandbox.output_cap_kb", LIMIT, "how much output a run may produce"),
+    key(
+        "sandbox.tmpfs_size_mb",
+        LIMIT_0_UNLIMITED,
+        "how much memory a run's private /tmp, /dev/shm and $HOME may take",
+    ),
 ];
 
 /// Keys of the security-minded sections that are deliberately not security keys, and why.

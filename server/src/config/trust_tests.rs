@@ -77,6 +77,7 @@ fn cases() -> Vec<(&'static str, Value, Option<Value>)> {
             Some(parse(r#"["PATH"]"#)),
         ),
         ("sandbox.writable_paths", parse(r#"["/"]"#), Some(parse("[]"))),
+        ("sandbox.readable_paths", parse(r#"["/"]"#), Some(parse("[]"))),
         ("sandbox.require_network_isolation", parse("false"), None),
         ("sandbox.require_write_isolation", parse("false"), None),
         ("sandbox.wall_timeout_s", parse("100000"), Some(parse("60"))),
@@ -87,6 +88,7 @@ fn cases() -> Vec<(&'static str, Value, Option<Value>)> {
         ("sandbox.file_size_mb", parse("0"), Some(parse("10"))),
         ("sandbox.max_processes", parse("100000"), Some(parse("16"))),
         ("sandbox.output_cap_kb", parse("100000"), Some(parse("16"))),
+        ("sandbox.tmpfs_size_mb", parse("0"), Some(parse("64"))),
     ]
 }
 

@@ -50,6 +50,8 @@ pub struct RunSpec {
     pub output_cap: usize,
     /// Where writes are allowed under write isolation.
     pub writable: super::mechanisms::WritePlan,
+    /// Size of each private tmpfs (/tmp, /dev/shm, $HOME) in the mount namespace, MiB (0 = kernel default).
+    pub tmpfs_size_mb: u64,
     /// Refuse to start without network isolation.
     pub require_network_isolation: bool,
     /// Refuse to start without write isolation.
@@ -59,11 +61,18 @@ pub struct RunSpec {
 impl RunSpec {
     /// A spec for `program args` in `cwd` with limits, environment and requirements from config.
     pub fn from_config(c: &SandboxConfig, program: &str, args: &[String], cwd: PathBuf, timeout: Duration) -> Self {
+        let env = allowlisted_env(&c.env_allowlist);
+        let home = env.iter().find(|(k, _)| k == "HOME").map(|(_, v)| PathBuf::from(v));
         Self {
             program: program.to_string(),
             args: args.to_vec(),
-            env: allowlisted_env(&c.env_allowlist),
-            writable: super::mechanisms::WritePlan { dirs: vec![], tree: Some(cwd.clone()), tree_files: vec![] },
+            env,
+            writable: super::mechanisms::WritePlan {
+                dirs: vec![cwd.clone()],
+                readable: c.readable_paths.iter().filter_map(|p| expand_path(p)).collect(),
+                home,
+            },
+            tmpfs_size_mb: c.tmpfs_size_mb,
             cwd,
             timeout,
             kill_grace: Duration::from_millis(c.kill_grace_ms),
@@ -87,14 +96,16 @@ impl RunSpec {
         spec.set_env("TMPDIR", &tmp.to_string_lossy());
         spec.writable.dirs.push(tmp);
         spec.writable.dirs.extend(c.writable_paths.iter().filter_map(|p| expand_path(p)));
-        spec.writable.tree_files = shadow.owned_files();
         Ok(spec)
     }
 
-    /// Sets (or replaces) one environment variable.
+    /// Sets (or replaces) one environment variable (`HOME` also moves the private home).
     pub fn set_env(&mut self, key: &str, value: &str) {
         self.env.retain(|(k, _)| k != key);
         self.env.push((key.to_string(), value.to_string()));
+        if key == "HOME" {
+            self.writable.home = Some(PathBuf::from(value));
+        }
     }
 }
 

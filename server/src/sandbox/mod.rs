@@ -13,11 +13,14 @@ mod allowlist;
 mod call_trace;
 mod error;
 mod human;
+mod landlock_raw;
 mod limits;
 pub mod mechanisms;
+mod mount_plan;
 mod permission;
 mod permission_store;
 mod runner;
+mod seccomp;
 mod shadow;
 #[cfg(test)]
 mod shell_fuzz;

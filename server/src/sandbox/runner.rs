@@ -1,9 +1,13 @@
-//! Runs one process under the sandbox: own process group, namespaces,
-//! Landlock, rlimits, pids cgroup, wall timeout and capped output.
+//! Runs one process under the sandbox: own session, namespaces (user, PID,
+//! network, IPC, mount), no capabilities, Landlock, seccomp, rlimits, pids
+//! cgroup, wall timeout and capped output.
 
-use super::mechanisms::{self, names, MechanismStatus, NamespacePlan, RunCgroup};
+use super::landlock_raw::LandlockPlan;
+use super::mechanisms::{self, names, ChildPlan, MechanismStatus, RunCgroup, UserMap};
+use super::mount_plan::{MountPlan, TmpfsSize, WRITABLE_DEVICES};
 use super::{RunSpec, SandboxError};
 use serde::Serialize;
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use tokio::io::AsyncReadExt;
 use tokio_util::sync::CancellationToken;
@@ -65,9 +69,9 @@ pub async fn run_sandboxed(spec: &RunSpec, cancel: &CancellationToken) -> Result
             key: "sandbox.require_network_isolation",
         });
     }
-    if spec.require_write_isolation && !caps.landlock {
+    if spec.require_write_isolation && caps.landlock_abi == 0 && !caps.mount_ns {
         return Err(SandboxError::MechanismRequired {
-            mechanism: names::LANDLOCK.into(),
+            mechanism: format!("{} or {}", names::LANDLOCK, names::MOUNT_NAMESPACE),
             key: "sandbox.require_write_isolation",
         });
     }
@@ -86,17 +90,7 @@ pub async fn run_sandboxed(spec: &RunSpec, cancel: &CancellationToken) -> Result
         },
         None => None,
     };
-    let ruleset = if caps.landlock {
-        match mechanisms::landlock_ruleset(&spec.writable) {
-            Ok(rs) => rs,
-            Err(e) => {
-                mark(&mut applied, names::LANDLOCK, false, format!("ruleset creation failed: {e}"));
-                None
-            }
-        }
-    } else {
-        None
-    };
+    let plan = child_plan(spec, caps, cgroup.as_ref(), &mut applied);
 
     let mut cmd = tokio::process::Command::new(&spec.program);
     cmd.args(&spec.args)
@@ -107,34 +101,10 @@ pub async fn run_sandboxed(spec: &RunSpec, cancel: &CancellationToken) -> Result
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .kill_on_drop(true);
-
-    let ns = NamespacePlan::new(caps.is_root);
-    let (use_net, use_pid) = (caps.network_ns, caps.pid_ns);
-    let limits = spec.limits;
-    let cgroup_fd = cgroup.as_ref().map(RunCgroup::procs_fd);
-    let nproc_rlimit = cgroup.is_none();
-    let mut ruleset = ruleset;
-    // SAFETY: the closure runs in the forked child before exec; it only makes
-    // syscalls on data prepared in the parent (no allocation, no locks).
+    // SAFETY: the closure runs in the forked child before exec; `apply` only
+    // makes syscalls on data prepared in the parent (no allocation, no locks).
     unsafe {
-        cmd.pre_exec(move || {
-            if libc::setpgid(0, 0) < 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            if let Some(fd) = cgroup_fd {
-                RunCgroup::join_self(fd)?;
-            }
-            mechanisms::set_rlimits(&limits, nproc_rlimit)?;
-            if use_pid {
-                mechanisms::fork_into_pid_namespace(&ns, use_net)?;
-            } else if use_net {
-                ns.enter(libc::CLONE_NEWNET)?;
-            }
-            if let Some(rs) = ruleset.take() {
-                mechanisms::restrict_landlock(rs)?;
-            }
-            Ok(())
-        });
+        cmd.pre_exec(move || plan.apply());
     }
 
     let started = Instant::now();
@@ -163,6 +133,66 @@ pub async fn run_sandboxed(spec: &RunSpec, cancel: &CancellationToken) -> Result
     let stderr = finish_reader(err_reader, drain).await;
     drop(cgroup);
     Ok(RunOutput { end, stdout, stderr, duration: started.elapsed(), mechanisms: applied })
+}
+
+/// Everything the child does before exec, from what this machine enforces.
+fn child_plan(
+    spec: &RunSpec,
+    caps: &mechanisms::Capabilities,
+    cgroup: Option<&RunCgroup>,
+    applied: &mut [MechanismStatus],
+) -> ChildPlan {
+    let mut plan = ChildPlan::bare();
+    plan.setsid = true;
+    plan.cgroup_fd = cgroup.map(RunCgroup::procs_fd);
+    plan.limits = Some(spec.limits);
+    plan.nproc_rlimit = cgroup.is_none();
+    let mut private_dirs = Vec::new();
+    if caps.is_root || caps.user_ns {
+        plan.userns = (!caps.is_root).then(UserMap::current);
+        plan.pid_ns = caps.pid_ns;
+        if caps.network_ns {
+            plan.unshare_flags |= libc::CLONE_NEWNET;
+        }
+        if caps.ipc_ns {
+            plan.unshare_flags |= libc::CLONE_NEWIPC | libc::CLONE_NEWUTS;
+        }
+        if caps.mount_ns {
+            let size = TmpfsSize { mb: spec.tmpfs_size_mb };
+            match MountPlan::build(&spec.writable, caps.mount_proc && caps.pid_ns, size)
+                .and_then(|m| Ok((m, std::ffi::CString::new(spec.cwd.as_os_str().as_encoded_bytes())?)))
+            {
+                Ok((m, cwd)) => {
+                    private_dirs = m.private_dirs().to_vec();
+                    plan.mounts = Some(m);
+                    plan.cwd = Some(cwd);
+                    plan.unshare_flags |= libc::CLONE_NEWNS;
+                }
+                Err(e) => {
+                    tracing::warn!("cannot prepare the sandbox's mount namespace: {e}");
+                    mark(
+                        applied,
+                        names::MOUNT_NAMESPACE,
+                        false,
+                        format!("mount plan failed ({e}): sandboxed processes see the whole filesystem"),
+                    );
+                }
+            }
+        }
+    }
+    plan.drop_caps = caps.drop_caps;
+    plan.no_new_privs = true;
+    if caps.landlock_abi > 0 {
+        let mut write = spec.writable.dirs.clone();
+        write.extend(WRITABLE_DEVICES.iter().map(PathBuf::from));
+        let mut ll = LandlockPlan::new(caps.landlock_abi, &[PathBuf::from("/")], &write, !caps.network_ns);
+        ll.add_write_dirs(&private_dirs);
+        plan.landlock = Some(ll);
+    }
+    if caps.seccomp {
+        plan.seccomp = Some(super::seccomp::filter());
+    }
+    plan
 }
 
 fn mark(list: &mut [MechanismStatus], name: &str, enforced: bool, detail: String) {

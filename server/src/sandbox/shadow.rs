@@ -1,7 +1,11 @@
 //! `ShadowWorkspace`: a disposable copy of the workspace where patches are
-//! applied and tests run. Untouched files are hard links (cheap); a file that
-//! is written is first unlinked and replaced by a real copy, so the real
-//! workspace is never modified through a shared inode.
+//! applied and tests run. The shadow shares no inode with the real tree: every
+//! file is its own copy (a reflink through the FICLONE ioctl where the
+//! filesystem has copy-on-write, a plain copy otherwise), so nothing a
+//! sandboxed process does to a shadow file (write, truncate, chmod, utime,
+//! setxattr) reaches the workspace, even when no kernel mechanism is enforced.
+//! A copy carries its source's mtime, so a refresh re-copies only files whose
+//! size, mtime or mode differ.
 
 use super::SandboxError;
 use std::collections::HashSet;
@@ -55,8 +59,9 @@ impl ShadowWorkspace {
         Ok(t)
     }
 
-    /// Brings the shadow in line with the workspace: links new/changed files,
-    /// removes files gone from the workspace, drops earlier overlays and patches.
+    /// Brings the shadow in line with the workspace: copies new/changed files
+    /// (size, mtime or mode differ), removes files gone from the workspace,
+    /// drops earlier overlays and patches.
     pub fn refresh(&mut self) -> Result<(), SandboxError> {
         let files = list_workspace_files(&self.source)?;
         let wanted: HashSet<PathBuf> = files.iter().cloned().collect();
@@ -68,25 +73,30 @@ impl ShadowWorkspace {
             }
         }
         self.owned.clear();
+        let mut dirs = DirGuard::new(&self.tree);
         for rel in &files {
             let src = self.source.join(rel);
             let dst = self.tree.join(rel);
-            if same_inode(&src, &dst) {
+            // A directory a sandboxed run replaced by a symlink must not lead this
+            // (unsandboxed) process out of the shadow.
+            if let Some(parent) = rel.parent() {
+                dirs.ensure(parent)?;
+            }
+            if up_to_date(&src, &dst) {
                 continue;
             }
-            if let Some(parent) = dst.parent() {
-                std::fs::create_dir_all(parent)
-                    .map_err(|e| SandboxError::io("create a shadow directory", parent, e))?;
+            match std::fs::symlink_metadata(&dst) {
+                Ok(m) if m.is_dir() => std::fs::remove_dir_all(&dst),
+                Ok(_) => std::fs::remove_file(&dst),
+                Err(_) => Ok(()),
             }
-            let _ = std::fs::remove_file(&dst);
-            if std::fs::hard_link(&src, &dst).is_err() {
-                std::fs::copy(&src, &dst).map_err(|e| SandboxError::io("copy into the shadow", &src, e))?;
-            }
+            .map_err(|e| SandboxError::io("remove a stale shadow file", &dst, e))?;
+            copy_entry(&src, &dst).map_err(|e| SandboxError::io("copy into the shadow", &src, e))?;
         }
         Ok(())
     }
 
-    /// Writes `bytes` to `rel` in the shadow, breaking the hard link first so the workspace file is untouched.
+    /// Writes `bytes` to `rel` in the shadow (a new inode; the workspace file is untouched).
     pub fn write_file(&mut self, rel: &Path, bytes: &[u8]) -> Result<(), SandboxError> {
         let rel = checked_relative(rel)?;
         self.refuse_symlinked_parents(&rel)?;
@@ -94,7 +104,7 @@ impl ShadowWorkspace {
         if let Some(parent) = dst.parent() {
             std::fs::create_dir_all(parent).map_err(|e| SandboxError::io("create a shadow directory", parent, e))?;
         }
-        // Unlink, then create a new inode: writing through the link would change the real file.
+        // Unlink, then create a new inode: the file may be a symlink a sandboxed run left.
         match std::fs::remove_file(&dst) {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
@@ -143,7 +153,7 @@ impl ShadowWorkspace {
         Ok(())
     }
 
-    /// Absolute paths of the files that are real copies (written by `write_file`/`overlay`).
+    /// Absolute paths of the files written by `write_file`/`overlay` since the last refresh.
     pub fn owned_files(&self) -> Vec<PathBuf> {
         self.owned.iter().map(|r| self.tree.join(r)).filter(|p| p.is_file()).collect()
     }
@@ -268,11 +278,103 @@ fn existing_shadow_files(tree: &Path) -> Vec<PathBuf> {
     out
 }
 
-fn same_inode(a: &Path, b: &Path) -> bool {
+/// Whether `dst` is already a copy of `src`: same kind, and for a file the same
+/// size, mtime and permission bits (copies carry their source's mtime); for a
+/// symlink the same target.
+fn up_to_date(src: &Path, dst: &Path) -> bool {
     use std::os::unix::fs::MetadataExt;
-    match (std::fs::metadata(a), std::fs::symlink_metadata(b)) {
-        (Ok(x), Ok(y)) => x.dev() == y.dev() && x.ino() == y.ino(),
-        _ => false,
+    let (Ok(s), Ok(d)) = (std::fs::symlink_metadata(src), std::fs::symlink_metadata(dst)) else {
+        return false;
+    };
+    if s.file_type().is_symlink() {
+        return d.file_type().is_symlink() && std::fs::read_link(src).ok() == std::fs::read_link(dst).ok();
+    }
+    d.file_type().is_file()
+        && d.nlink() == 1
+        && s.len() == d.len()
+        && s.mtime() == d.mtime()
+        && s.mtime_nsec() == d.mtime_nsec()
+        && (s.mode() & 0o777) == (d.mode() & 0o777)
+}
+
+/// How the last file copy was made (for the benchmark and the docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CopyKind {
+    /// FICLONE: a copy-on-write clone sharing extents (btrfs, XFS, bcachefs...).
+    Reflink,
+    /// Bytes copied (copy_file_range, in-kernel).
+    Copy,
+}
+
+/// Copies one workspace entry (file or symlink) to `dst`, which must not exist.
+/// A file becomes a new inode with the source's permission bits (never setuid
+/// or setgid) and mtime.
+fn copy_entry(src: &Path, dst: &Path) -> std::io::Result<CopyKind> {
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+    let meta = std::fs::symlink_metadata(src)?;
+    if meta.file_type().is_symlink() {
+        std::os::unix::fs::symlink(std::fs::read_link(src)?, dst)?;
+        return Ok(CopyKind::Copy);
+    }
+    let mut from = std::fs::File::open(src)?;
+    let mut to = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(dst)?;
+    let kind = clone_or_copy(&mut from, &mut to)?;
+    to.set_permissions(std::os::unix::fs::PermissionsExt::from_mode(meta.mode() & 0o777))?;
+    let mtime = std::time::UNIX_EPOCH + std::time::Duration::new(meta.mtime() as u64, meta.mtime_nsec() as u32);
+    to.set_times(std::fs::FileTimes::new().set_modified(mtime).set_accessed(mtime))?;
+    Ok(kind)
+}
+
+/// Reflinks `from` into `to` where the filesystem can (FICLONE), else copies the bytes.
+fn clone_or_copy(from: &mut std::fs::File, to: &mut std::fs::File) -> std::io::Result<CopyKind> {
+    use std::os::fd::AsRawFd;
+    static NO_REFLINK: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    if !NO_REFLINK.load(std::sync::atomic::Ordering::Relaxed) {
+        // SAFETY: FICLONE takes the source fd as its argument; both fds are open.
+        let rc = unsafe { libc::ioctl(to.as_raw_fd(), libc::FICLONE, from.as_raw_fd()) };
+        if rc == 0 {
+            return Ok(CopyKind::Reflink);
+        }
+        let err = std::io::Error::last_os_error();
+        if matches!(err.raw_os_error(), Some(libc::EOPNOTSUPP) | Some(libc::ENOTTY) | Some(libc::ENOSYS)) {
+            // The filesystem has no reflinks: do not ask again for every file.
+            NO_REFLINK.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+    std::io::copy(from, to)?;
+    Ok(CopyKind::Copy)
+}
+
+/// Creates shadow directories, replacing anything that is not a real directory
+/// (a symlink a sandboxed run put there) and checking each directory once.
+struct DirGuard<'a> {
+    tree: &'a Path,
+    checked: HashSet<PathBuf>,
+}
+
+impl<'a> DirGuard<'a> {
+    fn new(tree: &'a Path) -> Self {
+        Self { tree, checked: HashSet::new() }
+    }
+
+    fn ensure(&mut self, rel_dir: &Path) -> Result<(), SandboxError> {
+        if rel_dir.as_os_str().is_empty() || self.checked.contains(rel_dir) {
+            return Ok(());
+        }
+        if let Some(parent) = rel_dir.parent() {
+            self.ensure(parent)?;
+        }
+        let at = self.tree.join(rel_dir);
+        match std::fs::symlink_metadata(&at) {
+            Ok(m) if m.is_dir() => {}
+            Ok(_) => {
+                std::fs::remove_file(&at).map_err(|e| SandboxError::io("remove a shadow entry", &at, e))?;
+                std::fs::create_dir(&at).map_err(|e| SandboxError::io("create a shadow directory", &at, e))?;
+            }
+            Err(_) => std::fs::create_dir(&at).map_err(|e| SandboxError::io("create a shadow directory", &at, e))?,
+        }
+        self.checked.insert(rel_dir.to_path_buf());
+        Ok(())
     }
 }
 
@@ -317,6 +419,36 @@ mod tests {
         let root = shadow.root.clone();
         drop(shadow);
         assert!(!root.exists(), "removed on drop");
+    }
+
+    #[test]
+    fn the_shadow_shares_no_inode_with_the_workspace() {
+        use std::os::unix::fs::{MetadataExt, PermissionsExt};
+        let ws = tempfile::tempdir().unwrap();
+        let cache = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(ws.path().join("d")).unwrap();
+        std::fs::write(ws.path().join("d/a.txt"), "original").unwrap();
+        let real = std::fs::metadata(ws.path().join("d/a.txt")).unwrap();
+        let mut shadow = ShadowWorkspace::create(ws.path(), cache.path(), "copies").unwrap();
+        let copy = shadow.path().join("d/a.txt");
+        assert_eq!(std::fs::metadata(ws.path().join("d/a.txt")).unwrap().nlink(), 1, "no hard link");
+        assert_eq!(std::fs::metadata(&copy).unwrap().mtime_nsec(), real.mtime_nsec(), "the copy keeps the mtime");
+        // What a sandboxed test may do to its copy reaches nothing else.
+        std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o4755)).unwrap();
+        std::fs::write(&copy, "pwned").unwrap();
+        let after = std::fs::metadata(ws.path().join("d/a.txt")).unwrap();
+        assert_eq!((after.mode(), after.mtime_nsec()), (real.mode(), real.mtime_nsec()));
+        assert_eq!(std::fs::read_to_string(ws.path().join("d/a.txt")).unwrap(), "original");
+        // A refresh puts the copy back; a directory replaced by a symlink is replaced again.
+        let outside = tempfile::tempdir().unwrap();
+        shadow.refresh().unwrap();
+        assert_eq!(std::fs::read_to_string(&copy).unwrap(), "original");
+        assert_eq!(std::fs::metadata(&copy).unwrap().mode() & 0o7777, real.mode() & 0o7777);
+        std::fs::remove_dir_all(shadow.path().join("d")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), shadow.path().join("d")).unwrap();
+        shadow.refresh().unwrap();
+        assert!(std::fs::symlink_metadata(shadow.path().join("d")).unwrap().is_dir());
+        assert!(!outside.path().join("a.txt").exists(), "refresh followed a symlink out of the shadow");
     }
 
     #[test]

@@ -83,9 +83,8 @@ pub async fn remove_shadow(shadow: ShadowWorkspace) {
 
 /// Runs the detected (or configured) test command in `shadow`.
 ///
-/// Files in the shadow may be hard links into the workspace, so the process may
-/// not write existing files in place (Landlock); a cargo project's `Cargo.lock`
-/// is made the shadow's own copy first because cargo rewrites it in place.
+/// The shadow holds copies of the workspace files, so the run may write them
+/// in place (cargo rewrites `Cargo.lock`); the workspace never changes.
 pub async fn run_tests_in_shadow(
     config: &Config,
     paths: &WorkspacePaths,
@@ -94,11 +93,6 @@ pub async fn run_tests_in_shadow(
 ) -> Result<TestReport, SandboxError> {
     let sc = &config.sandbox;
     let cmd = detect_test_command(shadow.path(), &sc.test_command)?;
-    if cmd.framework == super::TestFramework::Cargo {
-        let lock = shadow.path().join("Cargo.lock");
-        let bytes = std::fs::read(&lock).unwrap_or_default();
-        shadow.write_file(std::path::Path::new("Cargo.lock"), &bytes)?;
-    }
     let mut spec = RunSpec::in_shadow(sc, &cmd.program, &cmd.args, shadow, Duration::from_secs(sc.wall_timeout_s))?;
     // Shared per workspace, so a shadow does not rebuild every dependency.
     let target = paths.cache_dir.join("cargo-target");

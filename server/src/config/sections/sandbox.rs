@@ -31,6 +31,10 @@ pub struct SandboxConfig {
     pub env_allowlist: Vec<String>,
     /// Extra directories writable under write isolation (`~` and `$VAR` expanded).
     pub writable_paths: Vec<String>,
+    /// Paths outside the system folders visible read-only in the sandbox's mount namespace (toolchains).
+    pub readable_paths: Vec<String>,
+    /// Size of each private tmpfs (/tmp, /dev/shm, $HOME) in the sandbox, MiB (0 = kernel default).
+    pub tmpfs_size_mb: u64,
     /// Refuse to run when no network isolation can be enforced.
     pub require_network_isolation: bool,
     /// Refuse to run when write isolation (Landlock) cannot be enforced.
