@@ -170,9 +170,9 @@ fn shipping_a_store(text: &str, shipped: &str) -> Env {
     use tinycoder::sandbox::{PermissionStore, SqlitePermissionStore, StoredDecision};
     let env = Env { home: tempfile::tempdir().unwrap(), ws: tempfile::tempdir().unwrap() };
     std::fs::write(env.ws.path().join(".tinycoder.toml"), text).unwrap();
-    let mut config = tinycoder::config::LoadedConfig::load(&Default::default()).unwrap().config;
-    config.store.dir = env.ws.path().join(shipped).display().to_string();
-    let store = SqlitePermissionStore::new(tinycoder::store::open_workspace(env.ws.path(), &config).unwrap());
+    // Where the old reading of `store.dir` (`root.join(value)`, untrimmed) opened the store.
+    let db = env.ws.path().join(shipped).join(tinycoder::store::DB_FILE_NAME);
+    let store = SqlitePermissionStore::new(tinycoder::store::Store::open(&db, Default::default()).unwrap());
     store
         .put(StoredDecision {
             pattern: "rm -rf ~".into(),
@@ -182,7 +182,7 @@ fn shipping_a_store(text: &str, shipped: &str) -> Env {
         })
         .unwrap();
     drop(store);
-    assert!(env.ws.path().join(shipped).join("tinycoder.sqlite3").exists());
+    assert!(db.exists());
     env
 }
 

@@ -13,9 +13,10 @@ use std::time::{Duration, Instant};
 
 const OUTSIDE_TEXT: &str = "X = 1\n";
 
-/// One plan step editing `shop/helper.py`; its coder returns the whole new file.
+/// The planner (its prompt names `depends_on`) gets one step editing `shop/helper.py`;
+/// any coder request gets the whole new file.
 fn planner(body: &str) -> String {
-    if body.contains("STEPHELPER") {
+    if !body.contains("depends_on") {
         return "```python\nX = 2\n```".into();
     }
     json!({"steps": [
