@@ -163,3 +163,133 @@ fn the_same_file_in_another_folder_is_not_trusted() {
     assert_eq!(other.check("rm -rf ~").0, 3);
     assert_eq!(env.check("rm -rf ~").0, 0);
 }
+
+/// A workspace whose `.tinycoder.toml` says `text`, shipping a permission store with an
+/// "allow always" for `rm -rf ~` in `<ws>/<shipped>` (as a cloned repository could).
+fn shipping_a_store(text: &str, shipped: &str) -> Env {
+    use tinycoder::sandbox::{PermissionStore, SqlitePermissionStore, StoredDecision};
+    let env = Env { home: tempfile::tempdir().unwrap(), ws: tempfile::tempdir().unwrap() };
+    std::fs::write(env.ws.path().join(".tinycoder.toml"), text).unwrap();
+    // Where the old reading of `store.dir` (`root.join(value)`, untrimmed) opened the store.
+    let db = env.ws.path().join(shipped).join(tinycoder::store::DB_FILE_NAME);
+    let store = SqlitePermissionStore::new(tinycoder::store::Store::open(&db, Default::default()).unwrap());
+    store
+        .put(StoredDecision {
+            pattern: "rm -rf ~".into(),
+            decision: tinycoder::sandbox::PermissionChoice::AllowAlways,
+            rule: Some("destroys-data".into()),
+            decided_at: 1,
+        })
+        .unwrap();
+    drop(store);
+    assert!(db.exists());
+    env
+}
+
+#[test]
+fn a_blank_or_dotted_store_dir_never_opens_the_workspaces_shipped_store() {
+    // The value the trust check compares is the value the store is opened with: a blank
+    // `store.dir` is "not set" for both, anything naming the workspace is a loosening.
+    for (dir, shipped, loosens) in [
+        (" ", " ", false),
+        ("\t", "\t", false),
+        ("./", ".", true),
+        ("  .tinycoder-data ", ".tinycoder-data", true),
+        ("./.tinycoder-data/", ".tinycoder-data", true),
+    ] {
+        let env = shipping_a_store(&format!("[store]\ndir = {dir:?}\n"), shipped);
+        let out = env.run(&["permissions", "list", "--json"]);
+        assert!(out.status.success(), "{dir:?}: {}", text(&out.stderr));
+        let listed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(listed, serde_json::json!([]), "{dir:?}: the shipped store was read: {listed}");
+        let out = env.run(&["permissions", "check", "rm -rf ~"]);
+        assert_eq!(out.status.code(), Some(3), "{dir:?}: {}", text(&out.stdout));
+        assert!(!text(&out.stdout).contains("stored decision"), "{dir:?}: {}", text(&out.stdout));
+        // The user's own store is used instead.
+        assert!(env.home.path().join("data").join("workspaces").exists(), "{dir:?}: the user's data dir is used");
+        let out = env.run(&["config", "--json"]);
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(json["store.dir"]["ignored"].is_object(), loosens, "{dir:?}: {:#}", json["store.dir"]);
+        if loosens {
+            assert_eq!(json["store.dir"]["value"], "\"\"", "{dir:?}");
+            assert!(text(&out.stderr).contains("ignored: store.dir ="), "{dir:?}: {}", text(&out.stderr));
+        }
+    }
+}
+
+#[test]
+fn prompts_and_model_files_chosen_by_the_workspace_need_trust() {
+    let env = Env { home: tempfile::tempdir().unwrap(), ws: tempfile::tempdir().unwrap() };
+    std::fs::create_dir_all(env.ws.path().join("evil-prompts")).unwrap();
+    std::fs::write(
+        env.ws.path().join(".tinycoder.toml"),
+        "[prompts]\ndir = \"evil-prompts\"\n[models.coder]\nname = \"../../../../tmp/evil\"\npath = \"/tmp/evil.gguf\"\n[models.critic]\nname = \"llama3:8b\"\n",
+    )
+    .unwrap();
+    let out = env.run(&["config", "--json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    for key in ["prompts.dir", "models.coder.name", "models.coder.path"] {
+        assert!(json[key]["ignored"].is_object(), "{key} is a loosening: {:#}", json[key]);
+        assert!(text(&out.stderr).contains(&format!("ignored: {key} =")), "{key}: {}", text(&out.stderr));
+    }
+    assert_eq!(json["prompts.dir"]["value"], "\"\"");
+    assert_eq!(json["models.coder.path"]["value"], "\"\"");
+    // A plain model name is the workspace's to choose.
+    assert_eq!(json["models.critic.name"]["value"], "\"llama3:8b\"");
+    assert!(!json["models.critic.name"]["ignored"].is_object());
+}
+
+/// `tinycoder config` in `env`, killed after a deadline: (exit code, stderr).
+fn config_within(env: &Env, limit: std::time::Duration) -> (Option<i32>, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tinycoder"))
+        .args(["config", "--workspace"])
+        .arg(env.ws.path())
+        .env("TINYCODER_DATA_DIR", env.home.path().join("data"))
+        .env("TINYCODER_CACHE_DIR", env.home.path().join("cache"))
+        .env("TINYCODER_CONFIG", env.home.path().join("no-user-config.toml"))
+        .env_remove("RUST_LOG")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + limit;
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            let mut err = String::new();
+            std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+            return (status.code(), err);
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("tinycoder config did not finish within {limit:?}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn a_workspace_file_that_is_a_device_or_a_fifo_is_refused_at_once() {
+    let limit = std::time::Duration::from_secs(10);
+    let zero = Env { home: tempfile::tempdir().unwrap(), ws: tempfile::tempdir().unwrap() };
+    std::os::unix::fs::symlink("/dev/zero", zero.ws.path().join(".tinycoder.toml")).unwrap();
+    let (code, err) = config_within(&zero, limit);
+    assert_ne!(code, Some(0), "{err}");
+    assert!(err.contains(".tinycoder.toml") && err.contains("not a regular file"), "{err}");
+
+    let fifo = Env { home: tempfile::tempdir().unwrap(), ws: tempfile::tempdir().unwrap() };
+    let status = Command::new("mkfifo").arg(fifo.ws.path().join(".tinycoder.toml")).status().unwrap();
+    assert!(status.success());
+    let (code, err) = config_within(&fifo, limit);
+    assert_ne!(code, Some(0), "{err}");
+    assert!(err.contains(".tinycoder.toml") && err.contains("a FIFO"), "{err}");
+
+    // The user's own config file, too (a link to a regular file is fine there).
+    let user = Env { home: tempfile::tempdir().unwrap(), ws: tempfile::tempdir().unwrap() };
+    std::os::unix::fs::symlink("/dev/zero", user.home.path().join("no-user-config.toml")).unwrap();
+    let (code, err) = config_within(&user, limit);
+    assert_ne!(code, Some(0), "{err}");
+    assert!(err.contains("no-user-config.toml") && err.contains("a device"), "{err}");
+}

@@ -37,15 +37,8 @@ impl Workspace {
         let loaded = LoadedConfig::load(&ConfigInputs::from_environment(Some(root.to_path_buf())))
             .map_err(|source| AcpError::Config { root: shown.clone(), source: Box::new(source) })?;
         let config = loaded.config;
-        let dir = config.prompts.dir.trim();
-        let dir = (!dir.is_empty()).then(|| {
-            let p = PathBuf::from(dir);
-            if p.is_relative() {
-                root.join(p)
-            } else {
-                p
-            }
-        });
+        // Read as the trust check reads it (the same function).
+        let dir = crate::paths::setting_path(&config.prompts.dir, Some(root));
         let prompts = PromptLibrary::load(dir.as_deref())?;
         let model = crate::llm::client_from_config(&config)?;
         let store = crate::store::open_workspace(root, &config)

@@ -326,6 +326,15 @@ impl Turn {
         };
         let mut written = Vec::new();
         let changes = report.patch.as_ref().map(|p| p.changes.clone()).unwrap_or_default();
+        // One file outside the workspace (through a symbolic link out of it) refuses the whole
+        // patch before anything is offered or written.
+        if let Err(e) = super::writes::refuse_outside(&ws.root, &changes) {
+            tracing::warn!("patch refused: {e}");
+            said.push(format!("nothing written: {e}"));
+            let text = said.join("\n");
+            self.notify(message(text.clone()));
+            return Ok(text);
+        }
         for (i, change) in changes.iter().enumerate() {
             let id = format!("{}-write-{i}", report.task_id.get(..8).unwrap_or(&report.task_id));
             match writer.write(&id, change, &note).await {

@@ -63,7 +63,11 @@ impl Writer<'_> {
 
     /// Shows `change` as tool call `id`, asks before writing it, writes it; `note` says how it was tested.
     pub async fn write(&self, id: &str, change: &FileChange, note: &str) -> WriteOutcome {
-        let path = self.root.join(&change.path);
+        // Never offered, let alone written, through a symbolic link out of the workspace.
+        let path = match crate::paths::resolve_inside(self.root, &change.path) {
+            Ok(p) => p,
+            Err(e) => return WriteOutcome::Failed(e.to_string()),
+        };
         let created = change.before.is_empty() && !path.exists();
         // ACP shows a diff without old text as a new file.
         let diff = Diff::new(path.clone(), change.after.clone());
@@ -151,6 +155,8 @@ impl Writer<'_> {
 
     /// Writes `change` if the file still holds what the task read (a new file: if it is still absent).
     async fn apply(&self, change: &FileChange, path: &Path) -> Result<(), String> {
+        // Checked again at write time: the permission question may have been open a while.
+        crate::paths::resolve_inside(self.root, &change.path).map_err(|e| e.to_string())?;
         let current = self.sources.read_fresh(&change.path).await.unwrap_or_default();
         if current != change.before {
             return Err(format!("{} changed since tinycoder read it; run the turn again", change.path));
@@ -174,6 +180,13 @@ impl Writer<'_> {
         }
         write_atomically(path, &change.after).map_err(|e| format!("{}: {e}", path.display()))
     }
+}
+
+/// Refuses the whole patch when any of its files would be written outside `root`
+/// (`..`, absolute, or through a symbolic link out of the workspace): checked for every
+/// file before the first is offered, so a refused patch writes nothing at all.
+pub fn refuse_outside(root: &Path, changes: &[FileChange]) -> Result<(), crate::paths::OutsideWorkspace> {
+    crate::paths::resolve_all_inside(root, changes.iter().map(|c| c.path.as_str())).map(|_| ())
 }
 
 /// A new file, refused when one appeared meanwhile (never replaced unseen); the usual
@@ -208,5 +221,19 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "x = 1\n");
         assert!(create_new(&path, "x = 2\n").is_err());
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "x = 1\n");
+    }
+
+    #[test]
+    fn a_patch_with_a_file_through_a_link_out_of_the_workspace_is_refused_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let (ws, outside) = (dir.path().join("ws"), dir.path().join("outside"));
+        std::fs::create_dir_all(ws.join("src")).unwrap();
+        std::fs::create_dir_all(&outside).unwrap();
+        std::os::unix::fs::symlink(&outside, ws.join("link")).unwrap();
+        std::os::unix::fs::symlink("./src", ws.join("lib")).unwrap();
+        let change = |path: &str| FileChange { path: path.into(), before: String::new(), after: "x\n".into() };
+        let err = refuse_outside(&ws, &[change("src/a.py"), change("link/x")]).unwrap_err().to_string();
+        assert!(err.contains("`link/x`") && err.contains("symbolic link `link`") && err.contains("outside"), "{err}");
+        assert!(refuse_outside(&ws, &[change("src/a.py"), change("lib/b.py")]).is_ok(), "a link inside is fine");
     }
 }

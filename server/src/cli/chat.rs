@@ -1,7 +1,7 @@
 //! `tinycoder chat "…"`: streams one reply from a role's model (the coder by
 //! default) to stdout as it arrives. Proves the model client end to end.
 
-use crate::config::{ModelRole, PromptId, PromptLibrary};
+use crate::config::{ModelRole, PromptId};
 use crate::llm::{client_from_config, ChatMessage, ChatRequest, LlmError};
 use futures::StreamExt;
 use std::io::Write;
@@ -47,8 +47,7 @@ impl From<RoleArg> for ModelRole {
 pub async fn run(args: Args, workspace: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     let ctx = super::CliContext::load(workspace)?;
     let config = &ctx.loaded.config;
-    let prompts_dir = (!config.prompts.dir.is_empty()).then(|| PathBuf::from(&config.prompts.dir));
-    let prompts = PromptLibrary::load(prompts_dir.as_deref())?;
+    let prompts = ctx.prompts()?;
     let client = client_from_config(config)?;
 
     let mut req = ChatRequest::new(

@@ -2,7 +2,6 @@
 //! role's model, storage, and sandbox mechanisms; prints each problem with its fix.
 
 use super::CliContext;
-use crate::config::PromptLibrary;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -60,8 +59,7 @@ pub async fn run(args: Args, workspace: Option<PathBuf>) -> anyhow::Result<ExitC
     };
     if let Some(ctx) = &ctx {
         let config = &ctx.loaded.config;
-        let dir = (!config.prompts.dir.is_empty()).then(|| PathBuf::from(&config.prompts.dir));
-        match PromptLibrary::load(dir.as_deref()) {
+        match ctx.prompts() {
             Ok(_) => checks.push(Check::ok("prompts", "all prompt templates load and use only known variables")),
             Err(e) => checks.push(Check::fail("prompts", e.to_string(), "fix the template or remove the override")),
         }

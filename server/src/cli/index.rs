@@ -2,11 +2,11 @@
 //! index and the context builder from a terminal.
 
 use super::CliContext;
-use crate::config::{ModelRole, PromptLibrary};
+use crate::config::ModelRole;
 use crate::context::{ContextBuilder, ContextRequest, NoMemory, RequestKind, TokenCounter};
 use crate::index::WorkspaceIndex;
 use anyhow::Context as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
@@ -136,8 +136,7 @@ pub async fn run_context(args: ContextArgs, workspace: Option<PathBuf>) -> anyho
     let index = Arc::new(index);
     sync(index.clone(), false).await?;
     let cfg = &ctx.loaded.config;
-    let prompts_dir = (!cfg.prompts.dir.is_empty()).then(|| Path::new(&cfg.prompts.dir).to_path_buf());
-    let prompts = PromptLibrary::load(prompts_dir.as_deref())?;
+    let prompts = ctx.prompts()?;
     let counter = TokenCounter::estimating(&cfg.budget);
     let builder =
         ContextBuilder { index: &index, prompts: &prompts, config: cfg, memory: &NoMemory, counter: &counter };

@@ -119,15 +119,8 @@ impl CliContext {
 
     /// The prompt templates: built in, or from `prompts.dir` (relative to the workspace).
     pub fn prompts(&self) -> anyhow::Result<crate::config::PromptLibrary> {
-        let dir = self.loaded.config.prompts.dir.trim();
-        let dir = (!dir.is_empty()).then(|| {
-            let p = PathBuf::from(dir);
-            if p.is_relative() {
-                self.workspace.join(p)
-            } else {
-                p
-            }
-        });
+        // Read as the trust check reads it (the same function).
+        let dir = crate::paths::setting_path(&self.loaded.config.prompts.dir, Some(&self.workspace));
         Ok(crate::config::PromptLibrary::load(dir.as_deref())?)
     }
 

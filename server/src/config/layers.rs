@@ -53,8 +53,9 @@ impl fmt::Display for Origin {
 /// A configuration that could not be loaded; the message names where, which key, and what is expected.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
-    #[error("cannot read config file {path}: {source}")]
-    Read { path: PathBuf, source: std::io::Error },
+    /// A config file that is not a regular file, too large, or unreadable (the message names it).
+    #[error(transparent)]
+    File(#[from] crate::paths::SettingsFileError),
     #[error("{origin} is not valid TOML: {message}")]
     Syntax { origin: Origin, message: String },
     #[error("{origin}: key `{key}` has value {value}; expected {expected}")]
@@ -322,7 +323,8 @@ fn apply_trust(
         let (Some(requested), Some(kept)) = (lookup(merged, sk.key).cloned(), lookup(trusted, sk.key).cloned()) else {
             continue;
         };
-        if sk.effect(&kept, &requested) != Effect::Loosens {
+        // Compared as the code that uses the value reads it (a path against this workspace root).
+        if sk.effect_in(&kept, &requested, inputs.workspace_root.as_deref()) != Effect::Loosens {
             continue;
         }
         let hash = hashes.get(&source).cloned().unwrap_or_default();
@@ -378,11 +380,9 @@ fn set_path(t: &mut Table, dotted: &str, value: Value) {
 }
 
 fn read_toml_file(path: &Path, origin: Origin) -> Result<Option<(Table, Vec<u8>)>, ConfigError> {
-    let bytes = match std::fs::read(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(ConfigError::Read { path: path.to_path_buf(), source: e }),
-    };
+    // Only a regular file of at most `SETTINGS_FILE_CAP` bytes: a link to /dev/zero or a FIFO
+    // committed as .tinycoder.toml is refused at once, naming the file.
+    let Some(bytes) = crate::paths::read_settings_file(path)? else { return Ok(None) };
     let text = String::from_utf8(bytes.clone())
         .map_err(|_| ConfigError::Syntax { origin: origin.clone(), message: "the file is not UTF-8 text".into() })?;
     text.parse::<Table>().map(|t| Some((t, bytes))).map_err(|e| ConfigError::Syntax { origin, message: e.to_string() })

@@ -112,8 +112,13 @@ impl PromptLibrary {
             let builtin = BUILTIN.iter().find(|(n, _)| *n == id.name).map(|(_, t)| *t).unwrap_or("");
             let (text, origin) = match dir.map(|d| d.join(format!("{}.md", id.name))) {
                 Some(path) if path.exists() => {
-                    let text = std::fs::read_to_string(&path)
-                        .map_err(|source| PromptError::Read { path: path.clone(), source })?;
+                    let bytes = crate::paths::read_settings_file(&path)
+                        .map_err(|e| PromptError::Read { path: path.clone(), source: std::io::Error::other(e) })?
+                        .unwrap_or_default();
+                    let text = String::from_utf8(bytes).map_err(|_| PromptError::Read {
+                        path: path.clone(),
+                        source: std::io::Error::new(std::io::ErrorKind::InvalidData, "not UTF-8 text"),
+                    })?;
                     (text, path.display().to_string())
                 }
                 _ => (builtin.to_string(), "built in".to_string()),

@@ -4,6 +4,7 @@
 //! `initializationOptions`) may tighten it freely but loosens it only with the
 //! user's recorded trust of that workspace (see [`super::trust`]).
 
+use std::path::Path;
 use toml::Value;
 
 /// How a requested value of a security key compares with the value the user's own layers give.
@@ -34,8 +35,25 @@ pub enum Compare {
     LoopbackUrl,
     /// Empty (the default behaviour) is strictest; any other change loosens.
     EmptyOrUnchanged,
+    /// A path: read with [`crate::paths::setting_path`] (trimmed, `~` expanded, a relative one
+    /// taken from `base`), exactly as the code that uses it reads it. Not set is strictest;
+    /// naming the same place is the same; any other place loosens.
+    Path(PathBase),
+    /// A model's name: a plain name (`qwen2.5-coder:1.5b`, `user/model`) never loosens; one
+    /// that leaves the folder it is looked up in (absolute, `~`, `..`) names a file of the
+    /// workspace's choosing and loosens unless unchanged.
+    ModelName,
     /// A table compared as a whole: any change counts as a loosening.
     Unchanged,
+}
+
+/// What a relative path of a [`Compare::Path`] key is taken from, as its user takes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PathBase {
+    /// The workspace root (`store.dir`, `prompts.dir`).
+    Workspace,
+    /// The current folder of the process (the model file settings).
+    CurrentDir,
 }
 
 /// One setting that decides what tinycoder may do to the machine or send off it.
@@ -55,6 +73,8 @@ const fn key(key: &'static str, compare: Compare, guards: &'static str) -> Secur
 
 const LIMIT: Compare = Compare::LowerIsTighter { zero_unlimited: false };
 const LIMIT_0_UNLIMITED: Compare = Compare::LowerIsTighter { zero_unlimited: true };
+const WORKSPACE_PATH: Compare = Compare::Path(PathBase::Workspace);
+const CWD_PATH: Compare = Compare::Path(PathBase::CurrentDir);
 
 /// Every security key. Keys of `[sandbox]`, `[permissions]`, `[backend]` and `[store]`
 /// that are not here are listed in [`NOT_SECURITY`] with the reason.
@@ -67,15 +87,20 @@ pub const SECURITY_KEYS: &[SecurityKey] = &[
     ),
     key(
         "backend.models_dir",
-        Compare::EmptyOrUnchanged,
+        CWD_PATH,
         "which model files tinycoder's own process loads (a crafted GGUF is code-like input)",
     ),
-    key("backend.ollama_models", Compare::EmptyOrUnchanged, "which model files tinycoder's own process loads"),
-    key("models.planner.path", Compare::EmptyOrUnchanged, "which model file tinycoder's own process loads"),
-    key("models.coder.path", Compare::EmptyOrUnchanged, "which model file tinycoder's own process loads"),
-    key("models.critic.path", Compare::EmptyOrUnchanged, "which model file tinycoder's own process loads"),
-    key("models.summarizer.path", Compare::EmptyOrUnchanged, "which model file tinycoder's own process loads"),
-    key("store.dir", Compare::EmptyOrUnchanged, "where remembered permission decisions are read from"),
+    key("backend.ollama_models", CWD_PATH, "which model files tinycoder's own process loads"),
+    key("models.planner.path", CWD_PATH, "which model file tinycoder's own process loads"),
+    key("models.coder.path", CWD_PATH, "which model file tinycoder's own process loads"),
+    key("models.critic.path", CWD_PATH, "which model file tinycoder's own process loads"),
+    key("models.summarizer.path", CWD_PATH, "which model file tinycoder's own process loads"),
+    key("models.planner.name", Compare::ModelName, "which model file tinycoder's own process loads"),
+    key("models.coder.name", Compare::ModelName, "which model file tinycoder's own process loads"),
+    key("models.critic.name", Compare::ModelName, "which model file tinycoder's own process loads"),
+    key("models.summarizer.name", Compare::ModelName, "which model file tinycoder's own process loads"),
+    key("store.dir", WORKSPACE_PATH, "where remembered permission decisions are read from"),
+    key("prompts.dir", WORKSPACE_PATH, "what the models are told to do (the prompt templates)"),
     key("permissions.rules", Compare::SupersetIsTighter, "which shell commands wait for the user's decision"),
     key(
         "permissions.non_interactive",
@@ -161,9 +186,25 @@ pub fn security_key(dotted: &str) -> Option<&'static SecurityKey> {
 }
 
 impl SecurityKey {
-    /// How `requested` compares with `trusted` (the value of the user's own layers).
-    /// A value that cannot be compared (wrong type) counts as a loosening.
+    /// How `requested` compares with `trusted` (the value of the user's own layers), with no
+    /// workspace (a workspace-relative path is then taken from the current folder).
     pub fn effect(&self, trusted: &Value, requested: &Value) -> Effect {
+        self.effect_in(trusted, requested, None)
+    }
+
+    /// How `requested` compares with `trusted` in the workspace `root`.
+    /// A value that cannot be compared (wrong type) counts as a loosening.
+    pub fn effect_in(&self, trusted: &Value, requested: &Value, root: Option<&Path>) -> Effect {
+        if let Compare::Path(base) = self.compare {
+            let (Some(t), Some(r)) = (trusted.as_str(), requested.as_str()) else {
+                return if trusted == requested { Effect::Same } else { Effect::Loosens };
+            };
+            return match (resolve_setting(t, base, root), resolve_setting(r, base, root)) {
+                (t, r) if t == r => Effect::Same,
+                (_, None) => Effect::Tightens,
+                _ => Effect::Loosens,
+            };
+        }
         if trusted == requested {
             return Effect::Same;
         }
@@ -190,7 +231,8 @@ impl SecurityKey {
             }
             Compare::LoopbackUrl => requested.as_str().is_some_and(is_loopback_url),
             Compare::EmptyOrUnchanged => requested.as_str().is_some_and(|s| s.trim().is_empty()),
-            Compare::Unchanged => false,
+            Compare::ModelName => requested.as_str().is_some_and(|s| !model_name_leaves_its_folder(s)),
+            Compare::Path(_) | Compare::Unchanged => false,
         };
         if tighter {
             Effect::Tightens
@@ -198,6 +240,26 @@ impl SecurityKey {
             Effect::Loosens
         }
     }
+}
+
+/// A path-valued setting as the code that uses it reads it (see [`crate::paths::setting_path`]).
+pub fn resolve_setting(value: &str, base: PathBase, root: Option<&Path>) -> Option<std::path::PathBuf> {
+    match base {
+        PathBase::Workspace => crate::paths::setting_path(value, root),
+        PathBase::CurrentDir => crate::paths::setting_path(value, None),
+    }
+}
+
+/// True when a model name, joined to the folder it is looked up in (`backend.models_dir`,
+/// Ollama's manifests), would name a file outside that folder: absolute, starting with `~`,
+/// or with a `..` component. The model locator never looks such a name up in a folder, and
+/// the trust check counts it as a loosening.
+pub fn model_name_leaves_its_folder(name: &str) -> bool {
+    let name = name.trim();
+    name.starts_with('~')
+        || name.starts_with('/')
+        || name.starts_with('\\')
+        || name.split(['/', '\\']).any(|part| part == "..")
 }
 
 /// True when `url`'s host is this machine: `localhost`, `127.0.0.0/8` or `::1`.
@@ -272,6 +334,19 @@ mod tests {
             ("backend.api_key_env", r#""KEY""#, r#""""#, Tightens),
             ("store.dir", r#""""#, r#"".tinycoder-data""#, Loosens),
             ("sandbox.max_processes", "256", r#""256""#, Loosens),
+            ("store.dir", r#""""#, r#"" ""#, Same),
+            ("store.dir", r#""""#, r#""./""#, Loosens),
+            ("store.dir", r#""""#, r#""  .tinycoder-data ""#, Loosens),
+            ("store.dir", r#"".d""#, r#""./.d/""#, Same),
+            ("store.dir", r#"".d""#, r#"" ""#, Tightens),
+            ("prompts.dir", r#""""#, r#""prompts""#, Loosens),
+            ("prompts.dir", r#""""#, r#""  ""#, Same),
+            ("models.coder.path", r#""""#, r#""/tmp/evil.gguf""#, Loosens),
+            ("models.coder.name", r#""qwen2.5-coder:1.5b""#, r#""llama3:8b""#, Tightens),
+            ("models.coder.name", r#""a""#, r#""hf.co/user/model:q4""#, Tightens),
+            ("models.coder.name", r#""a""#, r#""../../../tmp/evil""#, Loosens),
+            ("models.coder.name", r#""a""#, r#""/tmp/evil""#, Loosens),
+            ("models.coder.name", r#""a""#, r#""~/evil""#, Loosens),
         ];
         for (k, t, r, want) in cases {
             assert_eq!(effect(k, t, r), want, "{k}: {t} -> {r}");

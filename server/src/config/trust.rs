@@ -61,8 +61,10 @@ pub struct TrustRecord {
 /// The trust records could not be read or written.
 #[derive(Debug, thiserror::Error)]
 pub enum TrustError {
-    #[error("cannot read the workspace trust records {path}: {source}; fix or delete the file (it only holds trust decisions)")]
-    Read { path: PathBuf, source: std::io::Error },
+    #[error(
+        "cannot read the workspace trust records: {source}; fix or delete the file (it only holds trust decisions)"
+    )]
+    Read { path: PathBuf, source: crate::paths::SettingsFileError },
     #[error(
         "the workspace trust records {path} are corrupt ({message}); delete the file and trust the workspaces again"
     )]
@@ -180,14 +182,14 @@ impl WorkspaceTrust {
 }
 
 fn read_records(path: &Path) -> Result<Vec<TrustRecord>, TrustError> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
-        // No file, or a folder on its way that is a file: there can be no records.
-        Err(e) if matches!(e.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory) => {
-            return Ok(Vec::new())
-        }
+    // No file, or a folder on its way that is a file: there can be no records.
+    let bytes = match crate::paths::read_settings_file(path) {
+        Ok(Some(b)) => b,
+        Ok(None) => return Ok(Vec::new()),
         Err(source) => return Err(TrustError::Read { path: path.to_path_buf(), source }),
     };
+    let text = String::from_utf8(bytes)
+        .map_err(|_| TrustError::Corrupt { path: path.to_path_buf(), message: "not UTF-8 text".into() })?;
     let file: TrustFile = serde_json::from_str(&text)
         .map_err(|e| TrustError::Corrupt { path: path.to_path_buf(), message: e.to_string() })?;
     Ok(file.records)

@@ -44,7 +44,12 @@ fn cases() -> Vec<(&'static str, Value, Option<Value>)> {
         ("models.coder.path", parse(r#""crafted.gguf""#), None),
         ("models.critic.path", parse(r#""crafted.gguf""#), None),
         ("models.summarizer.path", parse(r#""crafted.gguf""#), None),
+        ("models.planner.name", parse(r#""../../crafted""#), Some(parse(r#""llama3:8b""#))),
+        ("models.coder.name", parse(r#""/tmp/crafted""#), Some(parse(r#""user/model:q4""#))),
+        ("models.critic.name", parse(r#""~/crafted""#), Some(parse(r#""llama3:8b""#))),
+        ("models.summarizer.name", parse(r#""a/../../crafted""#), Some(parse(r#""llama3:8b""#))),
         ("store.dir", parse(r#"".tinycoder-decisions""#), None),
+        ("prompts.dir", parse(r#""prompts-from-the-repo""#), None),
         ("permissions.rules", parse("[]"), Some(with_extra("permissions.rules", extra_rule))),
         ("permissions.non_interactive", parse(r#""allow""#), None),
         (
@@ -255,4 +260,24 @@ fn the_users_own_file_and_environment_may_loosen() {
     assert_eq!(loaded.config.permissions.non_interactive, "allow");
     assert_eq!(loaded.config.backend.url, "http://gpu-box:11434");
     assert!(loaded.trust.ignored.is_empty());
+}
+
+#[test]
+fn the_value_compared_is_the_value_used() {
+    // Blank, dotted and padded `store.dir`/`prompts.dir` from the workspace: whatever the trust
+    // check lets through opens the store and the prompts exactly where the user's value would.
+    for value in [" ", "\t", "./", ".", "  .tinycoder-data ", "./.tinycoder-data/", "~", "/tmp/x"] {
+        let fx = fixture();
+        let mut t = layer("store.dir", &Value::String(value.into()));
+        t.extend(layer("prompts.dir", &Value::String(value.into())));
+        let loaded = fx.load(Some(&t), None);
+        let users = crate::paths::WorkspacePaths::new(&fx.ws, "").data_dir;
+        let used = crate::paths::WorkspacePaths::new(&fx.ws, &loaded.config.store.dir).data_dir;
+        assert_eq!(used, users, "store.dir = {value:?}: the user's store");
+        assert_eq!(crate::paths::setting_path(&loaded.config.prompts.dir, Some(&fx.ws)), None, "{value:?}");
+        let blank = value.trim().is_empty();
+        let ignored: Vec<&str> = loaded.trust.ignored.iter().map(|l| l.key.as_str()).collect();
+        let want: Vec<&str> = if blank { vec![] } else { vec!["store.dir", "prompts.dir"] };
+        assert_eq!(ignored, want, "{value:?}");
+    }
 }

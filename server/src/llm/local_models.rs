@@ -50,11 +50,9 @@ pub struct ModelLocator {
 impl ModelLocator {
     /// The places `backend` names, with Ollama's store found the way Ollama finds it.
     pub fn new(backend: &BackendConfig) -> Self {
-        let models_dir = non_empty(&backend.models_dir).map(|d| expand_home(&d));
-        let ollama_store = match non_empty(&backend.ollama_models) {
-            Some(d) => Some(expand_home(&d)),
-            None => default_ollama_store(),
-        };
+        // Read by the function the trust check compares them with.
+        let models_dir = crate::paths::setting_path(&backend.models_dir, None);
+        let ollama_store = crate::paths::setting_path(&backend.ollama_models, None).or_else(default_ollama_store);
         Self { models_dir, ollama_store }
     }
 
@@ -66,8 +64,7 @@ impl ModelLocator {
     /// The GGUF of `role`'s model, or why there is none (the places looked at, and how to fix it).
     pub fn find_role(&self, config: &Config, role: ModelRole) -> Result<LocalModel, String> {
         let m = config.models.get(role);
-        if let Some(p) = non_empty(&m.path) {
-            let path = expand_home(&p);
+        if let Some(path) = crate::paths::setting_path(&m.path, None) {
             return if path.is_file() {
                 Ok(LocalModel { name: m.name.clone(), path, source: ModelSource::ConfiguredPath })
             } else {
@@ -79,6 +76,11 @@ impl ModelLocator {
 
     /// The GGUF of the model called `name` (models dir first, then Ollama's store).
     pub fn find(&self, name: &str) -> Option<LocalModel> {
+        // A name that leaves the folder it is looked up in is no model of that folder.
+        if crate::config::security::model_name_leaves_its_folder(name) {
+            tracing::warn!("model name `{name}` names a path outside the models folder; not looked up");
+            return None;
+        }
         if let Some(dir) = &self.models_dir {
             let path = dir.join(format!("{name}.gguf"));
             if path.is_file() {
@@ -130,18 +132,6 @@ impl ModelLocator {
             }
         }
         out
-    }
-}
-
-fn non_empty(s: &str) -> Option<String> {
-    let t = s.trim();
-    (!t.is_empty()).then(|| t.to_string())
-}
-
-fn expand_home(p: &str) -> PathBuf {
-    match (p.strip_prefix("~/"), std::env::var_os("HOME")) {
-        (Some(rest), Some(home)) => PathBuf::from(home).join(rest),
-        _ => PathBuf::from(p),
     }
 }
 

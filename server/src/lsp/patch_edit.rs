@@ -13,6 +13,30 @@ use tower_lsp_server::ls_types::{
     TextDocumentEdit, TextEdit, Uri, WorkspaceEdit,
 };
 
+/// Why a patch or an undo cannot become a workspace edit.
+#[derive(Debug, thiserror::Error)]
+pub enum EditError {
+    /// A file would be written outside the workspace (through a symbolic link out of it):
+    /// the edit is not offered at all.
+    #[error(transparent)]
+    Outside(#[from] crate::paths::OutsideWorkspace),
+    /// A path that makes no `file:` URI.
+    #[error("`{0}` is not a path that makes a file URI")]
+    NotUri(String),
+}
+
+/// The URI of workspace-relative `rel`, checked to stay inside `root` (no link out of it).
+fn file_uri(root: &Path, rel: &str) -> Result<Uri, EditError> {
+    let path = crate::paths::resolve_inside(root, rel)?;
+    Uri::from_file_path(&path).ok_or_else(|| EditError::NotUri(rel.to_string()))
+}
+
+/// Every path of an edit checked before any part of it is built: one refusal refuses all.
+fn check_all<'a>(root: &Path, rels: impl IntoIterator<Item = &'a str>) -> Result<(), EditError> {
+    crate::paths::resolve_all_inside(root, rels)?;
+    Ok(())
+}
+
 /// The change annotation's id.
 pub const ANNOTATION_ID: &str = "tinycoder.patch";
 
@@ -53,12 +77,13 @@ pub fn workspace_edit(
     versions: &HashMap<String, i32>,
     enc: PositionEncoding,
     annotation: Option<ChangeAnnotation>,
-) -> Option<WorkspaceEdit> {
+) -> Result<WorkspaceEdit, EditError> {
+    check_all(root, patch.changes.iter().map(|c| c.path.as_str()))?;
     let mut edits = Vec::new();
     // A file the patch creates needs a create operation before its text edit.
     let mut creates = Vec::new();
     for c in &patch.changes {
-        let uri = Uri::from_file_path(root.join(&c.path))?;
+        let uri = file_uri(root, &c.path)?;
         if c.before.is_empty() && !root.join(&c.path).exists() {
             creates.push((edits.len(), uri.clone()));
         }
@@ -92,17 +117,17 @@ pub fn workspace_edit(
         DocumentChanges::Operations(ops)
     };
     let change_annotations = annotation.map(|a| HashMap::from([(ANNOTATION_ID.to_string(), a)]));
-    Some(WorkspaceEdit { changes: None, document_changes: Some(document_changes), change_annotations })
+    Ok(WorkspaceEdit { changes: None, document_changes: Some(document_changes), change_annotations })
 }
 
 /// The workspace edit of `patch` as plain `changes` (for clients without document changes).
-pub fn plain_workspace_edit(root: &Path, patch: &Patch, enc: PositionEncoding) -> Option<WorkspaceEdit> {
+pub fn plain_workspace_edit(root: &Path, patch: &Patch, enc: PositionEncoding) -> Result<WorkspaceEdit, EditError> {
+    check_all(root, patch.changes.iter().map(|c| c.path.as_str()))?;
     let mut changes = HashMap::new();
     for c in &patch.changes {
-        let uri = Uri::from_file_path(root.join(&c.path))?;
-        changes.insert(uri, hunk_edits(&c.before, &c.after, enc));
+        changes.insert(file_uri(root, &c.path)?, hunk_edits(&c.before, &c.after, enc));
     }
-    Some(WorkspaceEdit { changes: Some(changes), document_changes: None, change_annotations: None })
+    Ok(WorkspaceEdit { changes: Some(changes), document_changes: None, change_annotations: None })
 }
 
 /// One file of an undo as the editor is to change it.
@@ -121,15 +146,21 @@ pub fn undo_workspace_edit(
     files: &[UndoFileEdit],
     enc: PositionEncoding,
     document_changes: bool,
-) -> Option<WorkspaceEdit> {
+) -> Result<WorkspaceEdit, EditError> {
+    check_all(
+        root,
+        files.iter().map(|f| match f {
+            UndoFileEdit::Restore { path, .. } | UndoFileEdit::Delete { path } => *path,
+        }),
+    )?;
     if !document_changes {
         let mut changes = HashMap::new();
         for f in files {
             if let UndoFileEdit::Restore { path, current, before, .. } = f {
-                changes.insert(Uri::from_file_path(root.join(path))?, hunk_edits(current, before, enc));
+                changes.insert(file_uri(root, path)?, hunk_edits(current, before, enc));
             }
         }
-        return Some(WorkspaceEdit { changes: Some(changes), document_changes: None, change_annotations: None });
+        return Ok(WorkspaceEdit { changes: Some(changes), document_changes: None, change_annotations: None });
     }
     let mut ops = Vec::new();
     for f in files {
@@ -137,20 +168,20 @@ pub fn undo_workspace_edit(
             UndoFileEdit::Restore { path, current, before, version } => {
                 DocumentChangeOperation::Edit(TextDocumentEdit {
                     text_document: OptionalVersionedTextDocumentIdentifier {
-                        uri: Uri::from_file_path(root.join(path))?,
+                        uri: file_uri(root, path)?,
                         version: *version,
                     },
                     edits: hunk_edits(current, before, enc).into_iter().map(OneOf::Left).collect(),
                 })
             }
             UndoFileEdit::Delete { path } => DocumentChangeOperation::Op(ResourceOp::Delete(DeleteFile {
-                uri: Uri::from_file_path(root.join(path))?,
+                uri: file_uri(root, path)?,
                 options: Some(DeleteFileOptions { recursive: Some(false), ignore_if_not_exists: Some(true) }),
                 annotation_id: None,
             })),
         });
     }
-    Some(WorkspaceEdit {
+    Ok(WorkspaceEdit {
         changes: None,
         document_changes: Some(DocumentChanges::Operations(ops)),
         change_annotations: None,
@@ -216,5 +247,41 @@ mod tests {
         let only_old = Patch { changes: patch.changes[..1].to_vec() };
         let edit = workspace_edit(dir.path(), &only_old, &HashMap::new(), PositionEncoding::Utf16, None).expect("edit");
         assert!(matches!(edit.document_changes, Some(DocumentChanges::Edits(_))));
+    }
+
+    #[test]
+    fn no_edit_is_offered_through_a_link_out_of_the_workspace() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let (ws, outside) = (dir.path().join("ws"), dir.path().join("outside"));
+        std::fs::create_dir_all(&ws).expect("ws");
+        std::fs::create_dir_all(&outside).expect("outside");
+        std::fs::write(ws.join("old.py"), "a = 1\n").expect("write");
+        std::fs::write(outside.join("x.py"), "a = 1\n").expect("write");
+        std::os::unix::fs::symlink(&outside, ws.join("link")).expect("link");
+        let change = |path: &str, before: &str| crate::edits::FileChange {
+            path: path.into(),
+            before: before.into(),
+            after: "a = 2\n".into(),
+        };
+        let enc = PositionEncoding::Utf16;
+        for patch in [
+            Patch { changes: vec![change("old.py", "a = 1\n"), change("link/new.py", "")] },
+            Patch { changes: vec![change("old.py", "a = 1\n"), change("link/x.py", "a = 1\n")] },
+        ] {
+            let err = workspace_edit(&ws, &patch, &HashMap::new(), enc, None).expect_err("refused");
+            let msg = err.to_string();
+            assert!(msg.contains("symbolic link `link`") && msg.contains("outside"), "{msg}");
+            assert!(plain_workspace_edit(&ws, &patch, enc).is_err(), "the plain edit is refused too");
+        }
+        let undo = [
+            UndoFileEdit::Restore { path: "old.py", current: "a = 2\n", before: "a = 1\n", version: None },
+            UndoFileEdit::Delete { path: "link/x.py" },
+        ];
+        assert!(undo_workspace_edit(&ws, &undo, enc, true).is_err(), "an undo through the link is refused");
+        assert!(undo_workspace_edit(&ws, &undo, enc, false).is_err());
+        // A link that stays inside the workspace is offered.
+        std::os::unix::fs::symlink(".", ws.join("here")).expect("link");
+        let inside = Patch { changes: vec![change("here/new.py", "")] };
+        assert!(workspace_edit(&ws, &inside, &HashMap::new(), enc, None).is_ok());
     }
 }

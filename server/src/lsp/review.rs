@@ -58,6 +58,11 @@ pub async fn deliver(
         }
     }
     let Some(patch) = report.patch.clone() else { return };
+    // A file through a symbolic link out of the workspace: the patch is not offered at all.
+    if let Err(e) = crate::paths::resolve_all_inside(&env.paths.root, patch.changes.iter().map(|c| c.path.as_str())) {
+        tracing::warn!("patch not offered: {e}");
+        return client.show_message(MessageType::ERROR, format!("tinycoder: the patch was not offered: {e}")).await;
+    }
     let versions = match current_versions(h, &env.paths.root, &patch) {
         Ok(v) => v,
         Err(stale) => return refuse_stale(h, &stale, redo).await,
@@ -164,9 +169,13 @@ async fn apply(
     } else {
         plain_workspace_edit(&env.paths.root, patch, h.encoding)
     };
-    let Some(edit) = edit else {
-        h.client.show_message(MessageType::ERROR, "tinycoder: the patch names a path that is not a file URI").await;
-        return false;
+    let edit = match edit {
+        Ok(edit) => edit,
+        Err(e) => {
+            tracing::warn!("patch not offered: {e}");
+            h.client.show_message(MessageType::ERROR, format!("tinycoder: the patch was not offered: {e}")).await;
+            return false;
+        }
     };
     match h.client.apply_edit(edit).await {
         Ok(r) if r.applied => {

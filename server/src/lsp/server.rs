@@ -99,15 +99,9 @@ pub(super) fn build_settings(
     let mut inputs = ConfigInputs::from_environment(workspace.clone());
     inputs.init_options = init_options;
     let loaded = LoadedConfig::load(&inputs).map_err(|e| format!("tinycoder configuration not applied: {e}"))?;
-    // An empty `prompts.dir` means the built-in prompts; a relative one is under the workspace.
-    let dir = loaded.config.prompts.dir.trim();
-    let prompt_dir = (!dir.is_empty()).then(|| {
-        let p = PathBuf::from(dir);
-        match (&workspace, p.is_relative()) {
-            (Some(w), true) => w.join(p),
-            _ => p,
-        }
-    });
+    // An empty `prompts.dir` means the built-in prompts; a relative one is under the workspace
+    // (read by the function the trust check reads it with).
+    let prompt_dir = crate::paths::setting_path(&loaded.config.prompts.dir, workspace.as_deref());
     let prompts =
         PromptLibrary::load(prompt_dir.as_deref()).map_err(|e| format!("tinycoder prompts not applied: {e}"))?;
     let model = model_factory(&loaded.config);

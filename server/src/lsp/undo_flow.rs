@@ -153,7 +153,7 @@ pub async fn undo(backend: &Backend, args: &[Value]) -> Result<Option<Value>> {
         })
         .collect();
     let edit = undo_workspace_edit(&root, &edits, h.encoding, h.edits.document_changes)
-        .ok_or_else(|| request_failed("the undo names a path that is not a file URI"))?;
+        .map_err(|e| request_failed(format!("the undo was not offered: {e}")))?;
     tokio::spawn(async move {
         let (kind, msg) = match h.client.apply_edit(edit).await {
             Ok(r) if r.applied => {

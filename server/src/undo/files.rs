@@ -55,11 +55,14 @@ fn remove(path: &Path) -> Result<(), UndoError> {
 /// Each changed file of `patch` as it is now and as the patch makes it; refuses
 /// when a file is no longer the text the patch was made from.
 fn snapshots(root: &Path, patch: &Patch) -> Result<Vec<FileSnapshot>, UndoError> {
+    let changed: Vec<_> = patch.changes.iter().filter(|c| c.before != c.after).collect();
+    // Every path first, before any is read or written: one outside refuses the whole patch.
+    if let Some(c) = changed.iter().find(|c| !inside(&c.path)) {
+        return Err(UndoError::OutsideWorkspace { path: c.path.clone() });
+    }
+    crate::paths::resolve_all_inside(root, changed.iter().map(|c| c.path.as_str()))?;
     let mut out = Vec::new();
-    for c in patch.changes.iter().filter(|c| c.before != c.after) {
-        if !inside(&c.path) {
-            return Err(UndoError::OutsideWorkspace { path: c.path.clone() });
-        }
+    for c in changed {
         let now = read_current(root, &c.path)?;
         let unchanged = match &now {
             Some(bytes) => bytes.as_slice() == c.before.as_bytes(),
@@ -127,6 +130,9 @@ pub fn apply_patch(
 /// written back atomically with the file's permissions kept, created files deleted.
 /// Returns the paths it changed.
 pub fn restore(root: &Path, point: &UndoPoint, plan: &[FileUndo]) -> Result<Vec<String>, UndoError> {
+    // No restore through a link out of the workspace (one committed after the patch, say):
+    // every path is checked before anything is written.
+    crate::paths::resolve_all_inside(root, plan.iter().map(|s| s.path.as_str()))?;
     let mut changed = Vec::new();
     for step in plan {
         let Some(f) = point.files.iter().find(|f| f.path == step.path) else { continue };

@@ -95,6 +95,9 @@ pub enum UndoError {
     /// A path leaves the workspace (`..`, absolute).
     #[error("`{path}` is not a path inside the workspace; tinycoder writes and restores only files inside it")]
     OutsideWorkspace { path: String },
+    /// A path that would be written through a symbolic link out of the workspace.
+    #[error(transparent)]
+    ThroughLink(#[from] crate::paths::OutsideWorkspace),
     /// A file could not be read.
     #[error("cannot read {path}: {source}")]
     Read { path: PathBuf, source: std::io::Error },

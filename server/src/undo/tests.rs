@@ -295,3 +295,52 @@ fn the_diff_against_head_holds_the_users_uncommitted_changes_and_new_files() {
     let outside = tempfile::tempdir().unwrap();
     assert_eq!(diff_against_head(outside.path(), &patch), None);
 }
+
+/// `dir/outside`, and a committed link `ws/link` to it.
+fn link_out(dir: &Path, root: &Path) -> std::path::PathBuf {
+    let outside = dir.join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::os::unix::fs::symlink(&outside, root.join("link")).unwrap();
+    outside
+}
+
+#[test]
+fn a_patch_through_a_link_out_of_the_workspace_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let paths = workspace(dir.path());
+    let outside = link_out(dir.path(), &paths.root);
+    let patch = Patch { changes: vec![change("bare.py", BARE_BEFORE, BARE_AFTER), change("link/x", "", "pwned\n")] };
+    let err = apply_patch(&paths, &config(5), &patch, &info("p")).unwrap_err();
+    let msg = err.to_string();
+    assert!(matches!(err, UndoError::ThroughLink(_)), "{msg}");
+    assert!(msg.contains("`link/x`") && msg.contains("symbolic link `link`") && msg.contains("outside"), "{msg}");
+    assert!(!outside.join("x").exists(), "nothing written outside");
+    assert_eq!(bytes(&paths.root, "bare.py"), BARE_BEFORE.as_bytes(), "nothing of the patch written");
+    assert!(UndoHistory::new(&paths, &config(5)).last().unwrap().is_none(), "no undo point");
+    assert!(write_patch(&paths.root, &patch).is_err(), "the scratch write refuses it too");
+    assert!(!outside.join("x").exists());
+    // A link that stays inside the workspace is written through.
+    std::os::unix::fs::symlink("./pkg", paths.root.join("lib")).unwrap();
+    let inside = Patch { changes: vec![change("lib/y.py", "", "y = 1\n")] };
+    apply_patch(&paths, &config(5), &inside, &info("q")).unwrap();
+    assert_eq!(bytes(&paths.root, "pkg/y.py"), b"y = 1\n");
+}
+
+#[test]
+fn an_undo_never_restores_through_a_link_out_of_the_workspace() {
+    let dir = tempfile::tempdir().unwrap();
+    let paths = workspace(dir.path());
+    let patch = Patch { changes: vec![change("bare.py", BARE_BEFORE, BARE_AFTER), change("sub/x.py", "", "made\n")] };
+    let point = apply_patch(&paths, &config(5), &patch, &info("p")).unwrap();
+    // After the patch, `sub` becomes a link to a folder outside holding the same bytes.
+    std::fs::remove_dir_all(paths.root.join("sub")).unwrap();
+    let outside = dir.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("x.py"), "made\n").unwrap();
+    std::os::unix::fs::symlink(&outside, paths.root.join("sub")).unwrap();
+    let plan = plan_undo(&point, |p| read_current(&paths.root, p)).unwrap();
+    let err = restore(&paths.root, &point, &plan).unwrap_err().to_string();
+    assert!(err.contains("`sub/x.py`") && err.contains("symbolic link `sub`"), "{err}");
+    assert!(outside.join("x.py").exists(), "nothing deleted outside");
+    assert_eq!(bytes(&paths.root, "bare.py"), BARE_AFTER.as_bytes(), "nothing restored");
+}

@@ -10,7 +10,10 @@ interface Manifest {
     commands: { command: string }[];
     menus: Record<string, { command?: string; submenu?: string }[]>;
     keybindings: { command: string }[];
-    configuration: { properties: Record<string, unknown> };
+    configuration: { properties: Record<string, { scope?: string }> };
+  };
+  capabilities?: {
+    untrustedWorkspaces?: { supported: boolean | 'limited'; restrictedConfigurations?: string[] };
   };
 }
 
@@ -44,6 +47,30 @@ test('menus and keybindings name contributed commands', () => {
 test('the typed settings read by the extension are declared', () => {
   for (const key of ['serverPath', 'settings', 'backend.kind', 'backend.url', 'models.coder.name']) {
     assert.ok(`tinycoder.${key}` in manifest.contributes.configuration.properties, key);
+  }
+});
+
+// Settings that pick an executable, a model server or a model: a cloned repository's
+// .vscode/settings.json must not set them, so only the user's (machine) settings count.
+const MACHINE_ONLY = ['serverPath', 'backend.kind', 'backend.url', 'models.coder.name'];
+
+test('settings that pick the binary, the model server or a model are machine settings', () => {
+  for (const key of MACHINE_ONLY) {
+    const p = manifest.contributes.configuration.properties[`tinycoder.${key}`];
+    assert.equal(p.scope, 'machine', key);
+  }
+});
+
+test('untrusted workspaces are declared, and restricted mode ignores their values of those settings', () => {
+  const untrusted = manifest.capabilities?.untrustedWorkspaces;
+  assert.ok(untrusted, 'capabilities.untrustedWorkspaces must be declared');
+  if (untrusted.supported === 'limited') {
+    const restricted = new Set(untrusted.restrictedConfigurations ?? []);
+    for (const key of [...MACHINE_ONLY, 'settings']) {
+      assert.ok(restricted.has(`tinycoder.${key}`), key);
+    }
+  } else {
+    assert.equal(untrusted.supported, false);
   }
 });
 
