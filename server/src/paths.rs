@@ -35,10 +35,27 @@ pub fn data_root() -> PathBuf {
 
 /// A directory given in the environment, made absolute against the current
 /// directory: the shadow workspace runs tests elsewhere, and a relative root
-/// would then name another folder.
+/// would then name another folder. Its deepest existing folder is taken
+/// without links or `..` (`../cache` from a project), since the sandbox
+/// rebuilds these paths inside its own root and a `..` there names another
+/// place.
 fn absolute(dir: std::ffi::OsString) -> PathBuf {
     let dir = PathBuf::from(dir);
-    std::path::absolute(&dir).unwrap_or(dir)
+    let dir = std::path::absolute(&dir).unwrap_or(dir);
+    let mut existing = dir.as_path();
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(real) = std::fs::canonicalize(existing) {
+            return rest.iter().rev().fold(real, |p, c| p.join(c));
+        }
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_os_string());
+                existing = parent;
+            }
+            _ => return dir,
+        }
+    }
 }
 
 /// A stable directory name for a workspace: its folder name plus a hash of its canonical path.
