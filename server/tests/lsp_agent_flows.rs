@@ -114,9 +114,10 @@ fn python_check(code: &str, file: &Path) -> bool {
         .unwrap_or(false)
 }
 
+/// Runs pytest in `root`, past the client's `cache/` and `data/` (see `common::pytest_passes`).
 fn pytest(root: &Path, args: &[&str]) -> (bool, String) {
     let out = std::process::Command::new("python3")
-        .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
+        .args(["-m", "pytest", "-q", "-p", "no:cacheprovider", "--ignore=cache", "--ignore=data"])
         .args(args)
         .env("PYTHONDONTWRITEBYTECODE", "1")
         .current_dir(root)

@@ -201,13 +201,22 @@ fn copy_dir(src: &std::path::Path, dest: &std::path::Path) {
 }
 
 /// Runs pytest in `dir`; true when every test passes.
+///
+/// The test clients keep tinycoder's `cache/` and `data/` inside the workspace folder; pytest skips
+/// them, or it would collect the tests of a shadow that a run of the server has open at that moment.
 pub fn pytest_passes(dir: &std::path::Path) -> bool {
     std::process::Command::new("python3")
-        .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
+        .args(["-m", "pytest", "-q", "-p", "no:cacheprovider", "--ignore=cache", "--ignore=data"])
         .env("PYTHONDONTWRITEBYTECODE", "1")
         .current_dir(dir)
         .output()
-        .map(|o| o.status.success())
+        .map(|o| {
+            if !o.status.success() {
+                // The failing test's report, so a red run says why.
+                eprintln!("pytest in {}:\n{}{}", dir.display(), String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+            }
+            o.status.success()
+        })
         .unwrap_or(false)
 }
 
