@@ -30,6 +30,14 @@ impl Rng {
     }
 }
 
+/// When to SIGKILL a child: after it reported `commits` committed events, plus `jitter`; or after a
+/// fixed delay from its start (start-up, before any commit).
+#[derive(Clone, Copy)]
+enum KillPoint {
+    AfterCommits { commits: usize, jitter: Duration },
+    AfterStart(Duration),
+}
+
 struct Incarnation {
     /// (sequence, type) the child reported as committed.
     committed: Vec<(u64, String)>,
@@ -44,7 +52,7 @@ fn run_child(
     task: &str,
     work: &Path,
     policy: &str,
-    kill_after: Option<Duration>,
+    kill: Option<KillPoint>,
 ) -> Incarnation {
     let mut child = Command::new(env!("CARGO_BIN_EXE_tinycoder"))
         .args(["--workspace"])
@@ -69,23 +77,44 @@ fn run_child(
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn tinycoder debug-task");
+    let started = Instant::now();
     let stdout = child.stdout.take().expect("stdout");
-    let reader =
-        std::thread::spawn(move || BufReader::new(stdout).lines().map_while(Result::ok).collect::<Vec<String>>());
+    // The reader counts committed events as they are printed, so a kill point can follow the
+    // child's progress instead of the clock (start-up time differs between machines and loads).
+    let commits_seen = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let seen = commits_seen.clone();
+    let reader = std::thread::spawn(move || {
+        let mut lines = Vec::new();
+        for l in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if l.starts_with("committed ") {
+                seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            }
+            lines.push(l);
+        }
+        lines
+    });
     let mut killed = false;
-    if let Some(delay) = kill_after {
-        let deadline = Instant::now() + delay;
+    if let Some(point) = kill {
+        let mut deadline = match point {
+            KillPoint::AfterStart(delay) => Some(started + delay),
+            KillPoint::AfterCommits { .. } => None,
+        };
         loop {
             if child.try_wait().expect("try_wait").is_some() {
                 break;
             }
-            if Instant::now() >= deadline {
+            if let (None, KillPoint::AfterCommits { commits, jitter }) = (deadline, point) {
+                if commits_seen.load(std::sync::atomic::Ordering::SeqCst) >= commits {
+                    deadline = Some(Instant::now() + jitter);
+                }
+            }
+            if deadline.is_some_and(|d| Instant::now() >= d) {
                 // SIGKILL: no destructor, no clean-shutdown marker.
                 let _ = child.kill();
                 killed = true;
                 break;
             }
-            std::thread::sleep(Duration::from_micros(300));
+            std::thread::sleep(Duration::from_micros(100));
         }
     }
     let status = child.wait().expect("wait");
@@ -133,8 +162,16 @@ fn sigkill_at_random_points_loses_and_duplicates_nothing() {
         let mut reported: BTreeMap<u64, String> = BTreeMap::new();
         let mut outcome = None;
         for attempt in 0.. {
-            // Kill the first attempts at random points; let the last one finish.
-            let kill = (attempt < 3).then(|| Duration::from_micros(2_000 + rng.below(25_000)));
+            // Kill the first attempts at random points (two after a random number of commits, one
+            // at a random moment of start-up); let the last one finish.
+            let kill = match attempt {
+                0 | 1 => Some(KillPoint::AfterCommits {
+                    commits: 1 + rng.below(2 * STEPS as u64) as usize,
+                    jitter: Duration::from_micros(rng.below(2_000)),
+                }),
+                2 => Some(KillPoint::AfterStart(Duration::from_micros(rng.below(10_000)))),
+                _ => None,
+            };
             let inc = run_child(&data, &workspace, &task, &work, policy, kill);
             total_kills += usize::from(inc.killed);
             kills_mid_task += usize::from(inc.killed && !inc.committed.is_empty());
