@@ -164,6 +164,13 @@ impl Builder {
     }
 }
 
+/// True for an absolute path made of plain names only (no `.`, no `..`), which stays inside
+/// whatever folder it is joined under.
+fn is_plain_absolute(p: &Path) -> bool {
+    use std::path::Component;
+    p.is_absolute() && p.components().all(|c| matches!(c, Component::RootDir | Component::Normal(_)))
+}
+
 impl MountPlan {
     /// The plan for one run: `plan.dirs` read-write, `plan.readable` read-only,
     /// `plan.home` a private tmpfs; a fresh /proc when `proc_fs` (the run has its own PID namespace).
@@ -206,7 +213,7 @@ impl MountPlan {
         if let Some(home) = &plan.home {
             let sys = |h: &Path| SYSTEM_DIRS.iter().any(|d| Path::new(d).starts_with(h) || h.starts_with(d));
             let own = |n: &&str| *n == "/" && home == Path::new("/") || *n != "/" && home.starts_with(n);
-            if home.is_absolute() && !NEVER_BOUND.iter().any(own) && !sys(home) {
+            if is_plain_absolute(home) && !NEVER_BOUND.iter().any(own) && !sys(home) {
                 b.tmpfs(home, "0700", size)?;
                 private_dirs.push(home.clone());
             }
@@ -220,7 +227,9 @@ impl MountPlan {
                     tracing::warn!(path = %p.display(), "not bound into the sandbox (it has its own)");
                     continue;
                 }
-                if canon != *p && p.is_absolute() {
+                // The name as configured becomes a link to the bound folder, unless it holds `.` or
+                // `..`: joined under the new root, such a name could point out of it.
+                if canon != *p && is_plain_absolute(p) {
                     let _ = b.symlink(&canon, p);
                 }
                 binds.push((canon, read_only));
@@ -366,4 +375,29 @@ fn locked_flags(dst: &CString) -> std::io::Result<libc::c_ulong> {
         (libc::ST_RELATIME, libc::MS_RELATIME),
     ];
     Ok(map.iter().filter(|(st, _)| f & st != 0).fold(0, |acc, (_, ms)| acc | ms))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_with_dot_dot_are_bound_by_their_real_path_only() {
+        let outside = tempfile::tempdir().unwrap();
+        let inner = outside.path().join("inner");
+        std::fs::create_dir(&inner).unwrap();
+        // `/…/inner/../../../..` names `/` the long way; joined under the new root it would climb out.
+        let climbing = inner.join("../../../../../../../../tmp");
+        let plan = WritePlan { readable: vec![climbing], ..WritePlan::default() };
+        let mount = MountPlan::build(&plan, false, TmpfsSize { mb: 1 }).unwrap();
+        let root = Path::new(mount.root.to_str().unwrap()).to_path_buf();
+        for op in &mount.ops {
+            if let Op::Symlink { at, .. } = op {
+                let at = Path::new(at.to_str().unwrap());
+                assert!(is_plain_absolute(at) && at.starts_with(&root), "a link made outside the new root: {at:?}");
+            }
+        }
+        assert!(is_plain_absolute(Path::new("/usr/lib")));
+        assert!(!is_plain_absolute(Path::new("/usr/../etc")) && !is_plain_absolute(Path::new("usr")));
+    }
 }
