@@ -90,6 +90,42 @@ fn bench_shadow() {
     report("shadow refresh, 10,000 unchanged files", "workspace walk alone", refresh_t, walk_t);
 }
 
+/// A layered shadow against copies, each measured up to a sandboxed `find` that lists the tree's
+/// 10,000 files (so the overlay's mount is counted and its contents are checked).
+fn bench_layered_shadow(rt: &tokio::runtime::Runtime) {
+    let config = LoadedConfig::load(&ConfigInputs::default()).expect("config").config.sandbox;
+    let src = tempfile::tempdir().expect("tempdir");
+    generate_tree(src.path(), 10_000);
+    let cache = tempfile::tempdir().expect("tempdir");
+    if let Some(why) = tinycoder::sandbox::layer_unavailable(src.path(), cache.path()) {
+        println!("layered shadow not measured: {why}");
+        return;
+    }
+    let cancel = CancellationToken::new();
+    let args: Vec<String> = ["-c", "find . -type f | wc -l"].iter().map(|s| s.to_string()).collect();
+    let mut listed = |shadow: &ShadowWorkspace| {
+        let spec = RunSpec::in_shadow(&config, "sh", &args, shadow, Duration::from_secs(60)).expect("spec");
+        let out = rt.block_on(run_sandboxed(&spec, &cancel)).expect("run");
+        assert!(out.success(), "{out:?}");
+        assert_eq!(out.stdout.text.trim(), "10000", "the run sees every file: {out:?}");
+    };
+    let (mut layered_t, mut copies_t) = (Vec::new(), Vec::new());
+    for run in 0..5 {
+        let t = Instant::now();
+        let shadow =
+            ShadowWorkspace::create_for_run(src.path(), cache.path(), &format!("layer-{run}")).expect("shadow");
+        assert!(shadow.layer().is_some());
+        listed(&shadow);
+        layered_t.push(t.elapsed());
+        drop(shadow);
+        let t = Instant::now();
+        let shadow = ShadowWorkspace::create(src.path(), cache.path(), &format!("copies-{run}")).expect("shadow");
+        listed(&shadow);
+        copies_t.push(t.elapsed());
+    }
+    report("layered shadow + sandboxed find, 10,000 files", "copied shadow + the same find", layered_t, copies_t);
+}
+
 fn bench_run_overhead(rt: &tokio::runtime::Runtime, program: &str, args: &[&str], n: usize) {
     let inputs = ConfigInputs::default();
     let config = LoadedConfig::load(&inputs).expect("config").config.sandbox;
@@ -123,6 +159,7 @@ fn main() {
     for m in probe_mechanisms() {
         println!("mechanism {:<18} enforced={}", m.name, m.enforced);
     }
+    bench_layered_shadow(&rt);
     bench_shadow();
     bench_run_overhead(&rt, "true", &[], 100);
     bench_run_overhead(&rt, "python3", &["-c", "pass"], 30);

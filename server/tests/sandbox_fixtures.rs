@@ -82,6 +82,48 @@ async fn pytest_failures_are_located() {
     .assert_eq(&render(&report.failures));
 }
 
+/// `run`, with a per-test limit of `limit_s` seconds.
+async fn run_with_test_limit(name: &str, test_command: &str, limit_s: u64) -> TestReport {
+    let _serial = SERIAL.lock().await;
+    common::hermetic_dirs();
+    let root = fixture(name);
+    let mut config = common::default_config();
+    config.sandbox.test_command = test_command.to_string();
+    config.sandbox.wall_timeout_s = 300;
+    config.sandbox.test_timeout_s = limit_s;
+    config.sandbox.test_timeout_grace_s = 2;
+    let paths = WorkspacePaths::new(&root, "");
+    run_project_tests(&config, &paths, &[], &CancellationToken::new()).await.expect("test run")
+}
+
+/// A test that loops forever fails on its own after `sandbox.test_timeout_s`, stopped where
+/// it spun, and the tests after it still run.
+#[tokio::test]
+async fn a_hanging_pytest_test_fails_alone_and_the_run_goes_on() {
+    let report =
+        run_with_test_limit("python-hanging", "python3 -m pytest -q -p no:cacheprovider test_spin.py", 2).await;
+    assert!(!report.passed);
+    assert_eq!(report.end, tinycoder::sandbox::RunEnd::Exited(1), "{}", report.output_tail);
+    assert!(report.output_tail.contains("1 failed, 2 passed"), "{}", report.output_tail);
+    let [f] = &report.failures[..] else { panic!("one failure: {:?}", report.failures) };
+    assert_eq!((f.file.as_str(), f.test.as_str()), ("test_spin.py", "test_spin.py::test_spins"));
+    // Stopped inside its loop (the sleep or the loop's test).
+    assert!((12..=13).contains(&f.line), "{f:?}");
+    assert!(f.message.contains("timed out: ran past 2 s (sandbox.test_timeout_s)"), "{f:?}");
+}
+
+/// A test that swallows its time limit is still named: the watchdog ends the run after the grace.
+#[tokio::test]
+async fn a_test_that_swallows_its_time_limit_is_named_by_the_watchdog() {
+    let report =
+        run_with_test_limit("python-hanging", "python3 -m pytest -q -p no:cacheprovider test_swallow.py", 1).await;
+    assert!(!report.passed);
+    assert!(report.output_tail.contains("test_swallows_everything"), "{}", report.output_tail);
+    assert!(report.duration < std::time::Duration::from_secs(60), "ended by the watchdog: {:?}", report.duration);
+    let f = report.failures.iter().find(|f| f.test == "test_swallow.py::test_swallows_everything");
+    assert!(f.is_some_and(|f| f.message.contains("did not stop") && f.line == 9), "{:?}", report.failures);
+}
+
 #[tokio::test]
 async fn unittest_failures_are_located() {
     let report = run("python-failing", "python3 -m unittest discover -v", &[]).await;

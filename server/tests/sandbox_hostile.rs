@@ -267,6 +267,25 @@ async fn a_hostile_conftest_is_contained() {
         assert_eq!(enforced(name), !switched_off(name), "{name} as reported: {:?}", report.mechanisms);
     }
     assert_eq!(enforced(mechanisms::names::LANDLOCK), !switched_off(mechanisms::names::LANDLOCK));
+    // The cache lies outside the workspace, so with a mount namespace the shadow is an overlay
+    // (the real tree read-only beneath it), else copies; the attacks above hold either way.
+    let layered = enforced(mechanisms::names::MOUNT_NAMESPACE) && !switched_off(mechanisms::names::LAYERED_SHADOW);
+    let why = tinycoder::sandbox::layer_unavailable(
+        h.workspace.path(),
+        &WorkspacePaths::new(h.workspace.path(), "").cache_dir,
+    );
+    assert_eq!(
+        enforced(mechanisms::names::LAYERED_SHADOW),
+        layered,
+        "shadow as reported: {:?} (no layer because: {why:?})",
+        report.mechanisms
+    );
+}
+
+/// The same attacks on a shadow of copies (the overlay switched off).
+#[test]
+fn a_hostile_conftest_is_contained_by_copies() {
+    rerun_with_disabled("a_hostile_conftest_is_contained", "layered-shadow");
 }
 
 #[test]

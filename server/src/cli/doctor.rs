@@ -73,6 +73,7 @@ pub async fn run(args: Args, workspace: Option<PathBuf>) -> anyhow::Result<ExitC
             checks.push(store_check(paths.data_dir.join(crate::store::DB_FILE_NAME), config.clone()).await);
         }
         checks.extend(sandbox_checks());
+        checks.push(shadow_check(&paths.root, &paths.cache_dir));
     }
     print_report(&checks, args.json)?;
     let failed = checks.iter().any(|c| c.status == Status::Fail);
@@ -138,6 +139,19 @@ fn sandbox_checks() -> Vec<Check> {
             }
         }));
     checks
+}
+
+/// How this workspace's test runs see it: an overlay (nothing copied) or copies.
+fn shadow_check(root: &Path, cache_dir: &Path) -> Check {
+    let name = crate::sandbox::mechanisms::names::LAYERED_SHADOW;
+    match crate::sandbox::layer_unavailable(root, cache_dir) {
+        None => Check::ok("sandbox", format!("{name}: enforced (test runs see the workspace read-only beneath an overlay in the cache: nothing is copied, every change lands in the overlay)")),
+        Some(why) => Check::warn(
+            "sandbox",
+            format!("{name}: not available ({why}): each test run copies the workspace's files into the cache first"),
+            "runs are as contained, only slower to start on a large tree; keep the cache folder outside the workspace (TINYCODER_CACHE_DIR) for the overlay",
+        ),
+    }
 }
 
 fn writable(area: &'static str, what: &str, dir: &Path) -> Check {

@@ -138,6 +138,8 @@ pub const SECURITY_KEYS: &[SecurityKey] = &[
     key("sandbox.require_write_isolation", Compare::TrueIsTighter, "whether anything runs without write isolation"),
     key("sandbox.wall_timeout_s", LIMIT, "how long a test run may take"),
     key("sandbox.shell_timeout_s", LIMIT, "how long a shell command may take"),
+    key("sandbox.test_timeout_s", LIMIT_0_UNLIMITED, "how long one test may run"),
+    key("sandbox.test_timeout_grace_s", LIMIT, "how long a timed-out test may linger"),
     key("sandbox.kill_grace_ms", LIMIT, "how long a process may linger after SIGTERM"),
     key("sandbox.cpu_time_s", LIMIT_0_UNLIMITED, "CPU time per process"),
     key("sandbox.address_space_mb", LIMIT_0_UNLIMITED, "memory per process"),

@@ -87,6 +87,8 @@ fn cases() -> Vec<(&'static str, Value, Option<Value>)> {
         ("sandbox.require_write_isolation", parse("false"), None),
         ("sandbox.wall_timeout_s", parse("100000"), Some(parse("60"))),
         ("sandbox.shell_timeout_s", parse("100000"), Some(parse("10"))),
+        ("sandbox.test_timeout_s", parse("0"), Some(parse("30"))),
+        ("sandbox.test_timeout_grace_s", parse("100000"), Some(parse("1"))),
         ("sandbox.kill_grace_ms", parse("100000"), Some(parse("100"))),
         ("sandbox.cpu_time_s", parse("0"), Some(parse("60"))),
         ("sandbox.address_space_mb", parse("0"), Some(parse("1024"))),

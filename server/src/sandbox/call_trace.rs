@@ -78,7 +78,7 @@ pub async fn trace_python_test(
     }
     let shadow = shadow_with_overlays(paths, "trace", overlays).await?;
     let result = async {
-        let cmd = detect_test_command(shadow.path(), &sc.test_command)?;
+        let cmd = detect_test_command(shadow.project_dir(), &sc.test_command)?;
         if cmd.framework != TestFramework::Pytest {
             return Ok(None);
         }
@@ -90,12 +90,8 @@ pub async fn trace_python_test(
         args.extend(["-p".to_string(), PLUGIN_MODULE.to_string(), test.to_string()]);
         let timeout = Duration::from_secs(sc.wall_timeout_s);
         let mut spec = RunSpec::in_shadow(sc, &cmd.program, &args, &shadow, timeout)?;
-        let inherited = spec.env.iter().find(|(k, _)| k == "PYTHONPATH").map(|(_, v)| v.clone());
-        let python_path = match inherited {
-            Some(p) if !p.is_empty() => format!("{}:{p}", scratch.display()),
-            _ => scratch.display().to_string(),
-        };
-        spec.set_env("PYTHONPATH", &python_path);
+        spec.prepend_python_path(&scratch);
+        super::test_timeout::arm(&mut spec, sc, &shadow)?;
         spec.set_env("PYTHONDONTWRITEBYTECODE", "1");
         spec.set_env("NO_COLOR", "1");
         spec.set_env("TINYCODER_TRACE_OUT", &out.to_string_lossy());

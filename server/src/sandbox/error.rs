@@ -40,6 +40,9 @@ pub enum SandboxError {
         /// The config key demanding it.
         key: &'static str,
     },
+    /// A layered shadow's run could not get the mount namespace its overlay needs.
+    #[error("this run's shadow is an overlay over the workspace, but the run could not get its own mount namespace (see `tinycoder doctor`); it did not start. TINYCODER_SANDBOX_DISABLE=overlay makes shadows of copies instead")]
+    LayerNeedsMountNamespace,
     /// No test command could be found.
     #[error(
         "no test command found for {0}: no Cargo.toml, Python project or package.json; set `sandbox.test_command`"

@@ -71,6 +71,7 @@ impl RunSpec {
                 dirs: vec![cwd.clone()],
                 readable: c.readable_paths.iter().filter_map(|p| expand_path(p)).collect(),
                 home,
+                layer: None,
             },
             tmpfs_size_mb: c.tmpfs_size_mb,
             cwd,
@@ -95,11 +96,22 @@ impl RunSpec {
         let tmp = shadow.temp_dir()?;
         spec.set_env("TMPDIR", &tmp.to_string_lossy());
         spec.writable.dirs.push(tmp);
+        spec.writable.layer = shadow.layer().cloned();
         spec.writable.dirs.extend(c.writable_paths.iter().filter_map(|p| expand_path(p)));
         Ok(spec)
     }
 
     /// Sets (or replaces) one environment variable (`HOME` also moves the private home).
+    /// Puts `dir` first on the run's `PYTHONPATH` (built-in pytest plugins load from there).
+    pub fn prepend_python_path(&mut self, dir: &std::path::Path) {
+        let inherited = self.env.iter().find(|(k, _)| k == "PYTHONPATH").map(|(_, v)| v.clone());
+        let path = match inherited {
+            Some(p) if !p.is_empty() => format!("{}:{p}", dir.display()),
+            _ => dir.display().to_string(),
+        };
+        self.set_env("PYTHONPATH", &path);
+    }
+
     pub fn set_env(&mut self, key: &str, value: &str) {
         self.env.retain(|(k, _)| k != key);
         self.env.push((key.to_string(), value.to_string()));

@@ -39,7 +39,7 @@ pub struct MechanismStatus {
 }
 
 impl MechanismStatus {
-    fn new(name: &str, enforced: bool, detail: impl Into<String>) -> Self {
+    pub(super) fn new(name: &str, enforced: bool, detail: impl Into<String>) -> Self {
         Self { name: name.to_string(), enforced, detail: detail.into() }
     }
 }
@@ -70,6 +70,8 @@ pub mod names {
     pub const SECCOMP: &str = "seccomp";
     /// Process count limit.
     pub const PROCESS_LIMIT: &str = "process-limit";
+    /// The shadow as an overlay over the workspace (else copies of every file).
+    pub const LAYERED_SHADOW: &str = "layered-shadow";
 }
 
 /// The environment variable naming mechanisms to treat as missing (diagnostics only).
@@ -126,6 +128,7 @@ fn disabled_from_env() -> Vec<String> {
             "network" | "net" => names::NETWORK.to_string(),
             "ipc" => names::IPC_NAMESPACE.to_string(),
             "user" => names::USER_NAMESPACE.to_string(),
+            "overlay" | "layer" => names::LAYERED_SHADOW.to_string(),
             other => other.to_string(),
         })
         .collect()
@@ -511,6 +514,8 @@ pub struct WritePlan {
     pub readable: Vec<PathBuf>,
     /// The home directory to replace by a private tmpfs in the mount namespace.
     pub home: Option<PathBuf>,
+    /// The overlay that makes a layered shadow's tree (the run is refused without a mount namespace).
+    pub layer: Option<super::shadow_layer::ShadowLayer>,
 }
 
 /// Child side: sets the rlimits (0 = leave unlimited).
@@ -568,7 +573,8 @@ fn fork_as_pid1() -> std::io::Result<()> {
     unsafe { libc::_exit(code) }
 }
 
-fn probe_spawn(plan: ChildPlan) -> bool {
+/// Starts `true` with `plan` applied; true when it ran and exited 0.
+pub(super) fn probe_spawn(plan: ChildPlan) -> bool {
     use std::os::unix::process::CommandExt;
     let program = if Path::new("/bin/true").exists() { "/bin/true" } else { "true" };
     let mut cmd = std::process::Command::new(program);

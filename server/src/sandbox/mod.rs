@@ -22,6 +22,7 @@ mod permission_store;
 mod runner;
 mod seccomp;
 mod shadow;
+mod shadow_layer;
 #[cfg(test)]
 mod shell_fuzz;
 mod shell_lex;
@@ -29,6 +30,7 @@ pub mod shell_parse;
 mod shell_tool;
 mod test_detect;
 pub mod test_parse;
+mod test_timeout;
 mod tests_run;
 
 pub use call_trace::{trace_python_test, CallTrace, TraceLimits, TracedCall};
@@ -42,6 +44,7 @@ pub use permission::{PermissionPolicy, PermissionVerdict};
 pub use permission_store::{JsonPermissionStore, PermissionStore, SqlitePermissionStore, StoredDecision};
 pub use runner::{run_sandboxed, CappedOutput, RunEnd, RunOutput};
 pub use shadow::{cleanup_stale_shadows, list_workspace_files, ShadowWorkspace};
+pub use shadow_layer::{layer_unavailable, ShadowLayer};
 pub use shell_tool::{ShellOutcome, ShellTool};
 pub use test_detect::{detect_test_command, TestCommand, TestFramework};
 pub use test_parse::TestFailure;

@@ -35,6 +35,7 @@ enum Op {
     Bind { src: CString, dst: CString, read_only: bool, devices: bool },
     RemountReadOnly(CString),
     Tmpfs { dst: CString, data: CString },
+    Overlay { dst: CString, data: CString },
     Proc(CString),
     ProcReadOnly(CString),
 }
@@ -220,8 +221,12 @@ impl MountPlan {
         }
         // Parents before children, so a writable cache inside a read-only toolchain folder is bound on top.
         let mut binds: Vec<(PathBuf, bool)> = Vec::new();
+        let layered_at = plan.layer.as_ref().map(|l| l.at.clone());
         for (paths, read_only) in [(&plan.readable, true), (&plan.dirs, false)] {
             for p in paths {
+                if layered_at.as_ref() == Some(p) {
+                    continue;
+                }
                 let Ok(canon) = std::fs::canonicalize(p) else { continue };
                 if NEVER_BOUND.iter().any(|n| canon == Path::new(n) || (*n != "/" && canon.starts_with(n))) {
                     tracing::warn!(path = %p.display(), "not bound into the sandbox (it has its own)");
@@ -246,6 +251,13 @@ impl MountPlan {
         }
         for (p, read_only) in merged {
             b.bind(&p, &p, read_only, false)?;
+        }
+        if let Some(layer) = &plan.layer {
+            // Mounted last: nothing is bound beneath the shadow tree.
+            b.dirs(&layer.at, true)?;
+            let user_ns = !nix::unistd::geteuid().is_root();
+            let data = CString::new(layer.mount_data(user_ns)).map_err(std::io::Error::other)?;
+            b.ops.push(Op::Overlay { dst: cstr(&b.at(&layer.at))?, data });
         }
         let old = Path::new("/.oldroot");
         b.dirs(old, true)?;
@@ -321,6 +333,9 @@ impl MountPlan {
                 }
                 Op::Tmpfs { dst, data } => {
                     mnt(c"tmpfs".as_ptr(), dst, c"tmpfs".as_ptr(), MS_NOSUID | MS_NODEV, data.as_ptr())?;
+                }
+                Op::Overlay { dst, data } => {
+                    mnt(c"overlay".as_ptr(), dst, c"overlay".as_ptr(), MS_NOSUID | MS_NODEV, data.as_ptr())?;
                 }
                 Op::Proc(dst) => {
                     mnt(c"proc".as_ptr(), dst, c"proc".as_ptr(), MS_NOSUID | MS_NODEV | MS_NOEXEC, null)?;

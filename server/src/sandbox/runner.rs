@@ -91,6 +91,21 @@ pub async fn run_sandboxed(spec: &RunSpec, cancel: &CancellationToken) -> Result
         None => None,
     };
     let plan = child_plan(spec, caps, cgroup.as_ref(), &mut applied);
+    if let Some(layer) = &spec.writable.layer {
+        if plan.mounts.is_none() {
+            // The tree of a layered shadow is an empty mount point outside the run's namespace.
+            return Err(SandboxError::LayerNeedsMountNamespace);
+        }
+        applied.push(MechanismStatus::new(
+            names::LAYERED_SHADOW,
+            true,
+            format!(
+                "the workspace {} is the read-only lower layer of an overlay: nothing was copied, every change lands in {}",
+                layer.lower.display(),
+                layer.upper.display()
+            ),
+        ));
+    }
 
     let mut cmd = tokio::process::Command::new(&spec.program);
     cmd.args(&spec.args)

@@ -7,7 +7,7 @@
 //! A copy carries its source's mtime, so a refresh re-copies only files whose
 //! size, mtime or mode differ.
 
-use super::SandboxError;
+use super::{SandboxError, ShadowLayer};
 use std::collections::HashSet;
 use std::io::Write;
 use std::path::{Component, Path, PathBuf};
@@ -26,11 +26,42 @@ pub struct ShadowWorkspace {
     /// Files written in the shadow (real copies, not links), workspace-relative.
     owned: HashSet<PathBuf>,
     keep: bool,
+    /// Set for a layered shadow: `tree` is then only a mount point, its files come from the
+    /// workspace through the overlay, and the shadow's own files live in the upper layer.
+    layer: Option<ShadowLayer>,
 }
 
 impl ShadowWorkspace {
     /// Creates (or reuses and refreshes) the shadow of `source` for `task_id` under `cache_dir/shadows`.
     pub fn create(source: &Path, cache_dir: &Path, task_id: &str) -> Result<Self, SandboxError> {
+        let mut shadow = Self::create_empty(source, cache_dir, task_id)?;
+        shadow.refresh()?;
+        Ok(shadow)
+    }
+
+    /// A shadow for one sandboxed run: layered over the workspace where this machine can mount
+    /// an overlay in the run's namespace (nothing copied), else [`ShadowWorkspace::create`]'s copies.
+    pub fn create_for_run(source: &Path, cache_dir: &Path, task_id: &str) -> Result<Self, SandboxError> {
+        if let Some(why) = super::shadow_layer::layer_unavailable(source, cache_dir) {
+            tracing::debug!("shadow by copies: {why}");
+            return Self::create(source, cache_dir, task_id);
+        }
+        let mut shadow = Self::create_empty(source, cache_dir, task_id)?;
+        let layer = ShadowLayer {
+            lower: source.canonicalize().map_err(|e| SandboxError::io("resolve the workspace", source, e))?,
+            upper: shadow.root.join("upper"),
+            work: shadow.root.join("work"),
+            at: shadow.tree.clone(),
+        };
+        for d in [&layer.upper, &layer.work] {
+            std::fs::create_dir_all(d).map_err(|e| SandboxError::io("create the shadow's layer", d, e))?;
+        }
+        shadow.layer = Some(layer);
+        Ok(shadow)
+    }
+
+    /// The shadow's folders, without copying anything yet.
+    fn create_empty(source: &Path, cache_dir: &Path, task_id: &str) -> Result<Self, SandboxError> {
         let safe_id: String =
             task_id.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect();
         let shadows = cache_dir.join("shadows");
@@ -42,9 +73,29 @@ impl ShadowWorkspace {
         // A reused shadow: its owner is this process now (the file is replaced in one rename).
         write_owner(&root)?;
         std::fs::create_dir_all(&tree).map_err(|e| SandboxError::io("create the shadow directory", &tree, e))?;
-        let mut shadow = Self { source: source.to_path_buf(), root, tree, owned: HashSet::new(), keep: false };
-        shadow.refresh()?;
-        Ok(shadow)
+        Ok(Self { source: source.to_path_buf(), root, tree, owned: HashSet::new(), keep: false, layer: None })
+    }
+
+    /// The overlay a run mounts for a layered shadow (`None` for copies).
+    pub fn layer(&self) -> Option<&ShadowLayer> {
+        self.layer.as_ref()
+    }
+
+    /// Where this process reads the project's files as the shadow has them (test detection):
+    /// the tree of a copied shadow, the workspace under a layered one (its tree is a mount point).
+    pub fn project_dir(&self) -> &Path {
+        match &self.layer {
+            Some(_) => &self.source,
+            None => &self.tree,
+        }
+    }
+
+    /// Where this process writes the shadow's own files: the tree, or the upper layer.
+    fn files_dir(&self) -> &Path {
+        match &self.layer {
+            Some(l) => &l.upper,
+            None => &self.tree,
+        }
     }
 
     /// The shadow tree (the copy of the workspace root).
@@ -63,6 +114,15 @@ impl ShadowWorkspace {
     /// (size, mtime or mode differ), removes files gone from the workspace,
     /// drops earlier overlays and patches.
     pub fn refresh(&mut self) -> Result<(), SandboxError> {
+        if let Some(layer) = &self.layer {
+            // The workspace shows through as it is now; only the shadow's own layer is dropped.
+            for d in [&layer.upper, &layer.work] {
+                let _ = remove_tree(d);
+                std::fs::create_dir_all(d).map_err(|e| SandboxError::io("reset the shadow's layer", d, e))?;
+            }
+            self.owned.clear();
+            return Ok(());
+        }
         let files = list_workspace_files(&self.source)?;
         let wanted: HashSet<PathBuf> = files.iter().cloned().collect();
         // Remove stale files in the shadow (build outputs in the shadow are not listed, so they go too,
@@ -100,7 +160,7 @@ impl ShadowWorkspace {
     pub fn write_file(&mut self, rel: &Path, bytes: &[u8]) -> Result<(), SandboxError> {
         let rel = checked_relative(rel)?;
         self.refuse_symlinked_parents(&rel)?;
-        let dst = self.tree.join(&rel);
+        let dst = self.files_dir().join(&rel);
         if let Some(parent) = dst.parent() {
             std::fs::create_dir_all(parent).map_err(|e| SandboxError::io("create a shadow directory", parent, e))?;
         }
@@ -131,6 +191,12 @@ impl ShadowWorkspace {
     /// Deletes `rel` in the shadow only.
     pub fn remove_file(&mut self, rel: &Path) -> Result<(), SandboxError> {
         let rel = checked_relative(rel)?;
+        if self.layer.is_some() {
+            // Hiding a lower file takes a whiteout device node, which only root may make.
+            let e =
+                std::io::Error::new(std::io::ErrorKind::Unsupported, "a layered shadow cannot delete a workspace file");
+            return Err(SandboxError::io("remove a shadow file", &self.source.join(&rel), e));
+        }
         self.refuse_symlinked_parents(&rel)?;
         let dst = self.tree.join(&rel);
         std::fs::remove_file(&dst).map_err(|e| SandboxError::io("remove a shadow file", &dst, e))?;
@@ -140,10 +206,14 @@ impl ShadowWorkspace {
 
     /// Refuses a path whose parent directories in the shadow include a symlink:
     /// this process is not sandboxed, and writing through a link could leave the shadow.
+    /// A layered shadow checks the workspace too: its links show through the overlay.
     fn refuse_symlinked_parents(&self, rel: &Path) -> Result<(), SandboxError> {
-        let mut at = self.tree.clone();
-        if let Some(parent) = rel.parent() {
-            for c in parent.components() {
+        let mut bases = vec![self.files_dir().to_path_buf()];
+        if self.layer.is_some() {
+            bases.push(self.source.clone());
+        }
+        for mut at in bases {
+            for c in rel.parent().into_iter().flat_map(Path::components) {
                 at.push(c);
                 if std::fs::symlink_metadata(&at).is_ok_and(|m| m.file_type().is_symlink()) {
                     return Err(SandboxError::PathOutsideShadow(rel.to_path_buf()));
@@ -155,7 +225,7 @@ impl ShadowWorkspace {
 
     /// Absolute paths of the files written by `write_file`/`overlay` since the last refresh.
     pub fn owned_files(&self) -> Vec<PathBuf> {
-        self.owned.iter().map(|r| self.tree.join(r)).filter(|p| p.is_file()).collect()
+        self.owned.iter().map(|r| self.files_dir().join(r)).filter(|p| p.is_file()).collect()
     }
 
     /// Keeps the directory on drop (for reuse by a later process; stale-cleanup still applies).
@@ -167,10 +237,31 @@ impl ShadowWorkspace {
 impl Drop for ShadowWorkspace {
     fn drop(&mut self) {
         if !self.keep {
-            if let Err(e) = std::fs::remove_dir_all(&self.root) {
+            if let Err(e) = remove_tree(&self.root) {
                 tracing::warn!(dir = %self.root.display(), "could not remove shadow workspace: {e}");
             }
         }
+    }
+}
+
+/// Removes a shadow folder. An overlay leaves a folder of mode 000 in its work directory,
+/// which its unprivileged owner may only remove after giving itself the right to.
+pub(super) fn remove_tree(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    match std::fs::remove_dir_all(dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+            fn open_up(dir: &Path) {
+                let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
+                for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+                    if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                        open_up(&entry.path());
+                    }
+                }
+            }
+            open_up(dir);
+            std::fs::remove_dir_all(dir)
+        }
+        other => other,
     }
 }
 
@@ -230,7 +321,7 @@ pub fn cleanup_stale_shadows(cache_dir: &Path) -> usize {
             Some(rest) => rest.split('-').next().and_then(|p| p.parse::<i32>().ok()),
             None => std::fs::read_to_string(dir.join(OWNER_FILE)).ok().and_then(|s| s.trim().parse::<i32>().ok()),
         };
-        if !owner.is_some_and(alive) && std::fs::remove_dir_all(&dir).is_ok() {
+        if !owner.is_some_and(alive) && remove_tree(&dir).is_ok() {
             removed += 1;
         }
     }

@@ -66,7 +66,7 @@ pub async fn shadow_with_overlays(
     let cache = paths.cache_dir.clone();
     let overlays = overlays.to_vec();
     tokio::task::spawn_blocking(move || -> Result<ShadowWorkspace, SandboxError> {
-        let mut shadow = ShadowWorkspace::create(&root, &cache, &task)?;
+        let mut shadow = ShadowWorkspace::create_for_run(&root, &cache, &task)?;
         for o in &overlays {
             shadow.overlay(&o.rel_path, &o.text)?;
         }
@@ -92,7 +92,7 @@ pub async fn run_tests_in_shadow(
     cancel: &CancellationToken,
 ) -> Result<TestReport, SandboxError> {
     let sc = &config.sandbox;
-    let cmd = detect_test_command(shadow.path(), &sc.test_command)?;
+    let cmd = detect_test_command(shadow.project_dir(), &sc.test_command)?;
     let mut spec = RunSpec::in_shadow(sc, &cmd.program, &cmd.args, shadow, Duration::from_secs(sc.wall_timeout_s))?;
     // Shared per workspace, so a shadow does not rebuild every dependency.
     let target = paths.cache_dir.join("cargo-target");
@@ -103,9 +103,11 @@ pub async fn run_tests_in_shadow(
     spec.set_env("PYTHONDONTWRITEBYTECODE", "1");
     spec.set_env("NO_COLOR", "1");
     spec.writable.dirs.push(target);
+    super::test_timeout::arm(&mut spec, sc, shadow)?;
     let out = run_sandboxed(&spec, cancel).await?;
     let combined = format!("{}\n{}", out.stdout.text, out.stderr.text);
     let mut failures = parse_failures(cmd.framework, &combined, shadow.path());
+    super::test_timeout::name_hung_test(&mut failures, &combined, sc);
     if !out.success() && failures.is_empty() {
         let why = match out.end {
             RunEnd::TimedOut => {

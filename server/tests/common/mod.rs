@@ -213,7 +213,12 @@ pub fn pytest_passes(dir: &std::path::Path) -> bool {
         .map(|o| {
             if !o.status.success() {
                 // The failing test's report, so a red run says why.
-                eprintln!("pytest in {}:\n{}{}", dir.display(), String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+                eprintln!(
+                    "pytest in {}:\n{}{}",
+                    dir.display(),
+                    String::from_utf8_lossy(&o.stdout),
+                    String::from_utf8_lossy(&o.stderr)
+                );
             }
             o.status.success()
         })

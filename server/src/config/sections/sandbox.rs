@@ -13,6 +13,10 @@ pub struct SandboxConfig {
     pub wall_timeout_s: u64,
     /// Seconds before a sandboxed shell command is killed.
     pub shell_timeout_s: u64,
+    /// Seconds one pytest test may run before it fails as hanging (0 = only the run's limit).
+    pub test_timeout_s: u64,
+    /// Seconds a hanging test is given to stop after its failure before the run is ended.
+    pub test_timeout_grace_s: u64,
     /// Milliseconds between SIGTERM and SIGKILL at a timeout.
     pub kill_grace_ms: u64,
     /// RLIMIT_CPU in seconds (0 = no limit).
