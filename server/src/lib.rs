@@ -8,6 +8,7 @@
 pub mod acp;
 pub mod agent;
 pub mod cli;
+pub mod complete;
 pub mod config;
 pub mod context;
 pub mod contracts;

@@ -29,6 +29,8 @@ pub enum BenchKind {
     Fix(FixBenchArgs),
     /// The configured backend's speed on one prompt: time to first token, tokens/s, peak memory.
     Model(super::bench_model::ModelBenchArgs),
+    /// Inline completion on cursors sampled in the code under DIR…, beside llama-server's `/infill`.
+    Complete(super::bench_complete::CompleteBenchArgs),
 }
 
 /// Arguments of `tinycoder bench fix`.
@@ -128,6 +130,7 @@ pub async fn run(args: Args, workspace: Option<PathBuf>) -> anyhow::Result<ExitC
     let args = match args.what {
         BenchKind::Fix(a) => a,
         BenchKind::Model(a) => return super::bench_model::run(a, workspace).await,
+        BenchKind::Complete(a) => return super::bench_complete::run(a, workspace).await,
     };
     let ctx = CliContext::load(workspace)?;
     let mut config = ctx.loaded.config.clone();

@@ -7,6 +7,7 @@ mod acp;
 mod agent_cmd;
 mod ask;
 mod bench;
+mod bench_complete;
 mod bench_model;
 mod chat;
 mod config_cmd;

@@ -67,6 +67,7 @@ prompts! {
     ASK_REQUEST = "ask_request" ["question"];
     CODER_REQUEST_TESTS = "coder_request_tests" ["path", "subject", "format_rules"];
     EXPLAIN_REQUEST = "explain_request" ["path", "lines"];
+    COMPLETE_FIM = "complete_fim" ["prefix", "suffix"];
     DOCUMENT_INSTRUCTION = "document_instruction" ["symbol", "language"];
     EDIT_PRESETS = "edit_presets" [];
     PLANNER_SYSTEM = "planner_system" [];

@@ -21,6 +21,8 @@ pub enum LlmError {
     Embedded(String),
     #[error("this tinycoder was built without the embedded backend; rebuild it with `cargo build --release --features embedded` (needs cmake and libclang), or set backend.kind to \"ollama\" or \"openai\"")]
     EmbeddedNotBuilt,
+    #[error("the {backend} backend has no raw text completion; set backend.kind to \"ollama\" or \"openai\" for inline completion")]
+    CompletionUnsupported { backend: String },
     #[error("the request was cancelled")]
     Cancelled,
     #[error(transparent)]

@@ -119,6 +119,13 @@ pub trait ModelClient: Send + Sync {
         Ok(ChatReply { text })
     }
 
+    /// A raw completion of `req.prompt` (fill-in-the-middle): the generated text, stop strings
+    /// excluded. Yields the model gate to any chat call (it is background work: a chat or an
+    /// agent step that wants the gate cancels it). Dropping the future or cancelling stops it.
+    async fn complete(&self, _req: CompletionRequest, _cancel: CancellationToken) -> Result<String, LlmError> {
+        Err(LlmError::CompletionUnsupported { backend: format!("{:?}", self.backend()).to_lowercase() })
+    }
+
     /// Models the server has (name and, where known, context length).
     async fn list_models(&self) -> Result<Vec<ModelInfo>, LlmError>;
 

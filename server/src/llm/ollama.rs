@@ -9,7 +9,7 @@ use super::gate::{GateGuard, GateState, Priority};
 use super::http::{drive, read_json, send, StreamHold};
 use super::shared::ClientShared;
 use super::wire::NdjsonChatDecoder;
-use super::{ChatReply, ChatRequest, ChatStream, LlmError, ModelClient, ModelInfo};
+use super::{ChatReply, ChatRequest, ChatStream, CompletionRequest, LlmError, ModelClient, ModelInfo};
 use crate::config::{parse_keep_alive, BackendKind, Config, ModelRole};
 use async_trait::async_trait;
 use serde_json::{json, Value};
@@ -230,6 +230,42 @@ impl ModelClient for OllamaClient {
             LlmError::Protocol(format!("reply without message.content: {}", super::wire::clip(&v.to_string())))
         })?;
         Ok(ChatReply { text: text.to_string() })
+    }
+
+    async fn complete(&self, req: CompletionRequest, cancel: CancellationToken) -> Result<String, LlmError> {
+        let work = async {
+            let (mut gate, cancel) = self.shared.acquire_for_completion(&cancel).await?;
+            let m = self.shared.models.get(req.role).clone();
+            self.make_room(&mut gate, &m.name, &cancel).await?;
+            let keep_alive = parse_keep_alive(&m.keep_alive)
+                .map_err(|e| LlmError::Protocol(format!("models.{}.keep_alive: {e}", req.role)))?;
+            let body = json!({
+                "model": m.name,
+                "prompt": req.prompt,
+                "raw": true,
+                "stream": false,
+                "keep_alive": keep_alive,
+                "options": {
+                    "num_ctx": m.num_ctx,
+                    "temperature": 0.0,
+                    "num_predict": req.max_tokens,
+                    "stop": req.stop,
+                },
+            });
+            let http = self.shared.http.post(self.endpoint("/api/generate")).json(&body);
+            let resp = send(http, &self.shared.url, "the completion", req.timeout, &cancel)
+                .await?
+                .map_err(|(status, message)| self.status_error(&m.name, status, message))?;
+            gate.touch(&full_name(&m.name));
+            let v = read_json(resp, &self.shared.url, "the completion", req.timeout, &cancel).await?;
+            if let Some(message) = super::wire::error_message(&v) {
+                return Err(LlmError::Server { status: None, message });
+            }
+            v.get("response").and_then(|t| t.as_str()).map(str::to_string).ok_or_else(|| {
+                LlmError::Protocol(format!("completion reply without response: {}", super::wire::clip(&v.to_string())))
+            })
+        };
+        super::shared::within(req.timeout, "the completion", work).await
     }
 
     async fn list_models(&self) -> Result<Vec<ModelInfo>, LlmError> {

@@ -11,7 +11,7 @@ use super::gate::GateGuard;
 use super::http::{drive, read_json, send, StreamHold};
 use super::shared::ClientShared;
 use super::wire::{clip, error_message, SseChatDecoder};
-use super::{ChatReply, ChatRequest, ChatStream, LlmError, ModelClient, ModelInfo};
+use super::{ChatReply, ChatRequest, ChatStream, CompletionRequest, LlmError, ModelClient, ModelInfo};
 use crate::config::{BackendKind, Config, ModelRole};
 use async_trait::async_trait;
 use serde_json::{json, Value};
@@ -245,6 +245,39 @@ impl ModelClient for OpenAiClient {
             LlmError::Protocol(format!("reply without choices[0].message.content: {}", clip(&v.to_string())))
         })?;
         Ok(ChatReply { text: text.to_string() })
+    }
+
+    async fn complete(&self, req: CompletionRequest, cancel: CancellationToken) -> Result<String, LlmError> {
+        let work = async {
+            let (mut gate, cancel) = self.shared.acquire_for_completion(&cancel).await?;
+            let model = self.shared.models.get(req.role).name.clone();
+            let mut body = json!({
+                "model": model,
+                "prompt": req.prompt,
+                "max_tokens": req.max_tokens,
+                "temperature": 0.0,
+                "stream": false,
+            });
+            if !req.stop.is_empty() {
+                body["stop"] = json!(req.stop);
+            }
+            if self.prompt_cache {
+                body["cache_prompt"] = json!(true);
+            }
+            let http = self.post(self.v1("/completions")).json(&body);
+            let resp = send(http, &self.shared.url, "the completion", req.timeout, &cancel)
+                .await?
+                .map_err(|(status, message)| self.status_error(&model, status, message))?;
+            gate.touch(&model);
+            let v = read_json(resp, &self.shared.url, "the completion", req.timeout, &cancel).await?;
+            if let Some(message) = error_message(&v) {
+                return Err(LlmError::Server { status: None, message });
+            }
+            v.pointer("/choices/0/text").and_then(|t| t.as_str()).map(str::to_string).ok_or_else(|| {
+                LlmError::Protocol(format!("completion reply without choices[0].text: {}", clip(&v.to_string())))
+            })
+        };
+        super::shared::within(req.timeout, "the completion", work).await
     }
 
     async fn list_models(&self) -> Result<Vec<ModelInfo>, LlmError> {

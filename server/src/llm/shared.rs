@@ -51,6 +51,15 @@ impl ClientShared {
         }
     }
 
+    /// Takes the gate for a raw completion: only while no chat call holds or wants it, and
+    /// given up (the returned token is cancelled) as soon as one does.
+    pub async fn acquire_for_completion(
+        &self,
+        cancel: &CancellationToken,
+    ) -> Result<(GateGuard, CancellationToken), LlmError> {
+        self.gate.acquire_background(std::time::Duration::ZERO, cancel).await
+    }
+
     /// The model settings of the request's role.
     pub fn model(&self, req: &ChatRequest) -> &ModelConfig {
         self.models.get(req.role)
@@ -66,5 +75,17 @@ impl ClientShared {
     pub fn check_estimate(&self, req: &ChatRequest) -> Result<(), LlmError> {
         let size = PromptSize { tokens: estimate_tokens(&req.messages, &self.budget), exact: false };
         check_fits(req.role, self.model(req), size, self.reply_tokens(req))
+    }
+}
+
+/// Runs `work` under the time cap `limit` (a [`LlmError::Timeout`] naming `what` past it).
+pub async fn within<T>(
+    limit: std::time::Duration,
+    what: &str,
+    work: impl std::future::Future<Output = Result<T, LlmError>>,
+) -> Result<T, LlmError> {
+    match tokio::time::timeout(limit, work).await {
+        Ok(result) => result,
+        Err(_) => Err(LlmError::Timeout { what: what.to_string(), after_ms: limit.as_millis() as u64 }),
     }
 }

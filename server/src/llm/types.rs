@@ -95,6 +95,22 @@ impl ChatRequest {
     }
 }
 
+/// A raw text completion (fill-in-the-middle): the prompt goes to the model as is,
+/// without a chat template; greedy (temperature 0).
+#[derive(Debug, Clone)]
+pub struct CompletionRequest {
+    /// Whose model completes (its name, context size and keep-alive).
+    pub role: ModelRole,
+    /// The whole prompt, special tokens included.
+    pub prompt: String,
+    /// Cap on generated tokens.
+    pub max_tokens: u32,
+    /// Generation ends before any of these strings.
+    pub stop: Vec<String>,
+    /// The whole call's time cap (connecting, waiting and reading the reply).
+    pub timeout: std::time::Duration,
+}
+
 /// A whole reply.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChatReply {

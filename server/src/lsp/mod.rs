@@ -18,6 +18,7 @@ pub mod flows;
 mod folders;
 pub mod human;
 mod indexing;
+pub mod inline_completion;
 pub mod patch_edit;
 mod plan_flow;
 pub mod progress;
@@ -52,6 +53,7 @@ where
     let writer = tokio::spawn(transport::write_frames(frames_rx, output));
     let shutdown = options.shutdown_received.clone();
     let (service, socket) = LspService::build(|client| Backend::new(client, options))
+        .custom_method("textDocument/inlineCompletion", Backend::inline_completion)
         .custom_method("tinycoder/chat", Backend::chat)
         .custom_method("tinycoder/debugDocument", Backend::debug_document)
         .custom_method("tinycoder/configuration", Backend::configuration)

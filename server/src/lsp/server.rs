@@ -69,6 +69,8 @@ pub struct Backend {
     pub(super) edit_support: RwLock<super::agent_flow::EditSupport>,
     /// Set while an undo waits for the editor to apply it, so two undos never restore the same patch.
     pub(super) undo_busy: Arc<AtomicBool>,
+    /// Inline completion: each document's latest request, recent suggestions, client support.
+    pub(super) completions: Arc<super::inline_completion::Completions>,
 }
 
 /// Parameters of `tinycoder/debugDocument`.
@@ -163,6 +165,7 @@ impl Backend {
             test_diagnostics: Arc::new(Mutex::new(HashSet::new())),
             edit_support: RwLock::new(Default::default()),
             undo_busy: Arc::new(AtomicBool::new(false)),
+            completions: Arc::default(),
         }
     }
 
@@ -395,6 +398,8 @@ impl LanguageServer for Backend {
         if let Ok(mut e) = self.edit_support.write() {
             *e = support;
         }
+        let text_caps = params.capabilities.text_document.as_ref();
+        self.completions.set_client_inline(text_caps.is_some_and(|t| t.inline_completion.is_some()));
         let mut folders: Vec<PathBuf> = params
             .workspace_folders
             .iter()
@@ -444,6 +449,8 @@ impl LanguageServer for Backend {
                     work_done_progress_options: WorkDoneProgressOptions { work_done_progress: Some(true) },
                 }),
                 document_symbol_provider: Some(OneOf::Left(true)),
+                inline_completion_provider: Some(OneOf::Right(InlineCompletionOptions::default())),
+                completion_provider: Some(CompletionOptions::default()),
                 workspace: Some(WorkspaceServerCapabilities {
                     workspace_folders: Some(WorkspaceFoldersServerCapabilities {
                         supported: Some(true),
@@ -501,6 +508,7 @@ impl LanguageServer for Backend {
         if let Ok(mut docs) = self.docs.lock() {
             docs.close(&uri_key(&params.text_document.uri));
         }
+        self.completions.forget(&uri_key(&params.text_document.uri));
         let Some(path) = params.text_document.uri.to_file_path() else { return };
         let index = self.roots.read().ok().and_then(|r| r.holding(&path)).and_then(|f| f.index.get());
         if let Some(index) = index {
@@ -560,5 +568,9 @@ impl LanguageServer for Backend {
 
     async fn execute_command(&self, params: ExecuteCommandParams) -> Result<Option<LSPAny>> {
         commands::execute(self, &params.command, params.arguments).await
+    }
+
+    async fn completion(&self, params: CompletionParams) -> Result<Option<CompletionResponse>> {
+        self.completion_items(params).await
     }
 }

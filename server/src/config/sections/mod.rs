@@ -2,6 +2,7 @@
 //! so the layer that owns the setting owns its struct.
 
 mod acp;
+mod completion;
 mod core;
 mod index;
 mod memory;
@@ -11,6 +12,7 @@ mod undo;
 
 pub use self::core::*;
 pub use acp::*;
+pub use completion::*;
 pub use index::*;
 pub use memory::*;
 pub use sandbox::*;
@@ -36,6 +38,7 @@ pub struct Config {
     pub permissions: PermissionsConfig,
     pub acp: AcpConfig,
     pub undo: UndoConfig,
+    pub completion: CompletionConfig,
 }
 
 /// A semantic check failed: `key` holds `value`, but `expected` describes what is allowed.
@@ -68,6 +71,7 @@ impl Config {
         self.permissions.validate()?;
         self.acp.validate()?;
         self.undo.validate()?;
+        self.completion.validate()?;
         Ok(())
     }
 }
