@@ -103,7 +103,7 @@ fn bench_layered_shadow(rt: &tokio::runtime::Runtime) {
     }
     let cancel = CancellationToken::new();
     let args: Vec<String> = ["-c", "find . -type f | wc -l"].iter().map(|s| s.to_string()).collect();
-    let mut listed = |shadow: &ShadowWorkspace| {
+    let listed = |shadow: &ShadowWorkspace| {
         let spec = RunSpec::in_shadow(&config, "sh", &args, shadow, Duration::from_secs(60)).expect("spec");
         let out = rt.block_on(run_sandboxed(&spec, &cancel)).expect("run");
         assert!(out.success(), "{out:?}");

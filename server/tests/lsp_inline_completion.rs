@@ -172,7 +172,7 @@ async fn a_client_without_inline_completion_gets_the_suggestion_as_a_completion_
         let new_text = edit["newText"].as_str().unwrap();
         assert!(new_text.starts_with('a') && new_text.len() > 1, "the word and more: {result:#}");
         assert_eq!(items[0]["filterText"], json!(new_text), "{result:#}");
-        let completed = apply_text_edits(&text, &[edit.clone()], "utf-16");
+        let completed = apply_text_edits(&text, std::slice::from_ref(edit), "utf-16");
         assert_compiles(client.root(), &completed);
         client.shutdown_and_exit();
     });
