@@ -160,6 +160,10 @@ fn main() {
         println!("mechanism {:<18} enforced={}", m.name, m.enforced);
     }
     bench_layered_shadow(&rt);
+    // `cargo bench --bench sandbox -- layered`: the layered shadow only.
+    if std::env::args().any(|a| a == "layered") {
+        return;
+    }
     bench_shadow();
     bench_run_overhead(&rt, "true", &[], 100);
     bench_run_overhead(&rt, "python3", &["-c", "pass"], 30);
