@@ -131,6 +131,11 @@ pub const SECURITY_KEYS: &[SecurityKey] = &[
         "where a program named by its path counts as the allowed program of that name",
     ),
     key("permissions.writers", Compare::Unchanged, "which programs' operands count as written paths"),
+    key(
+        "permissions.in_place_writers",
+        Compare::SubsetIsTighter,
+        "which writers may copy onto the harmless write targets unasked",
+    ),
     key("sandbox.env_allowlist", Compare::SubsetIsTighter, "which environment variables (secrets) test processes see"),
     key("sandbox.writable_paths", Compare::SubsetIsTighter, "where sandboxed processes may write"),
     key("sandbox.readable_paths", Compare::SubsetIsTighter, "what of the user's files sandboxed processes may read"),

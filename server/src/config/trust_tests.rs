@@ -77,6 +77,11 @@ fn cases() -> Vec<(&'static str, Value, Option<Value>)> {
         ),
         ("permissions.writers", parse(r#"{ tee = "last" }"#), None),
         (
+            "permissions.in_place_writers",
+            with_extra("permissions.in_place_writers", parse(r#""dd""#)),
+            Some(parse(r#"["tee"]"#)),
+        ),
+        (
             "sandbox.env_allowlist",
             with_extra("sandbox.env_allowlist", parse(r#""AWS_SECRET_ACCESS_KEY""#)),
             Some(parse(r#"["PATH"]"#)),

@@ -34,6 +34,8 @@ pub(super) struct Allowed {
     wrapper: bool,
     operands: usize,
     appends_args: bool,
+    output_flags: Vec<String>,
+    pub(super) writes_cwd: bool,
 }
 
 /// Why a simple command is not proven harmless.
@@ -57,6 +59,8 @@ pub(super) struct Accepted<'a> {
     pub entry: &'a Allowed,
     /// For a wrapper: the index (into the use's words) where the wrapped command starts.
     pub wrapped_at: Option<usize>,
+    /// The values of its `output_flags` options: paths it writes (checked by the policy).
+    pub outputs: Vec<String>,
 }
 
 fn compile(re: &str, what: &str) -> Result<Regex, SandboxError> {
@@ -95,6 +99,8 @@ impl Allowed {
             wrapper: rule.wrapper,
             operands: rule.operands,
             appends_args: rule.appends_args,
+            output_flags: rule.output_flags.clone(),
+            writes_cwd: rule.writes_cwd,
         })
     }
 
@@ -109,6 +115,26 @@ impl Allowed {
             && self.max_operands.is_none()
             && self.operand == Operand::Any
             && !self.wrapper
+            && self.output_flags.is_empty()
+    }
+
+    /// The value of output option `t` (with the next word `next`): Some((value, words used)).
+    fn output_value<'w>(&self, t: &'w str, next: Option<&'w Word>) -> Option<(Option<&'w str>, usize)> {
+        for f in &self.output_flags {
+            if t == f {
+                return Some((next.map(|w| w.text.as_str()), 2));
+            }
+            if let Some(v) = t.strip_prefix(f.as_str()) {
+                let long = f.starts_with("--");
+                if long && v.starts_with('=') {
+                    return Some((Some(&v[1..]), 1));
+                }
+                if !long && f.len() == 2 && !v.is_empty() {
+                    return Some((Some(v), 1));
+                }
+            }
+        }
+        None
     }
 
     pub(super) fn appends_args(&self) -> bool {
@@ -183,6 +209,7 @@ impl Allowed {
                 .iter()
                 .any(|w| self.code_flags.iter().any(|f| w.text == *f || w.text.starts_with(&format!("{f}="))));
         let mut operands = 0;
+        let mut outputs = Vec::new();
         let mut options_done = false;
         let mut k = 0;
         while k < rest.len() {
@@ -241,6 +268,23 @@ impl Allowed {
                 continue;
             }
             if !options_done && t.starts_with('-') && t != "-" {
+                if let Some((value, used)) = self.output_value(t, rest.get(k + 1)) {
+                    let next_unknown = used == 2
+                        && rest
+                            .get(k + 1)
+                            .is_some_and(|n| n.dynamic || n.glob || n.brace || !n.substitutions.is_empty());
+                    match value {
+                        Some(v) if !next_unknown => outputs.push(v.to_string()),
+                        _ => {
+                            return Err(reject(
+                                "argument-not-allowed",
+                                format!("`{head} {}` without a file name known before it runs", shown(w)),
+                            ))
+                        }
+                    }
+                    k += used;
+                    continue;
+                }
                 if self.operand == Operand::Code {
                     if let Some(f) = self.code_flags.iter().find(|f| t == f.as_str()) {
                         let code = rest.get(k + 1).ok_or_else(|| {
@@ -270,7 +314,7 @@ impl Allowed {
                     Operand::Script => {
                         self.check_script(prog, w, u.cwd.as_deref(), ctx.workspace)?;
                         // What follows is the script's own argument list.
-                        return Ok(Accepted { entry: self, wrapped_at: None });
+                        return Ok(Accepted { entry: self, wrapped_at: None, outputs });
                     }
                     Operand::Code if !code_by_flag => self.check_code(prog, w)?,
                     _ => {}
@@ -282,7 +326,7 @@ impl Allowed {
         if self.wrapper {
             k += self.operands;
             let at = (k < rest.len()).then_some(1 + start + k);
-            return Ok(Accepted { entry: self, wrapped_at: at });
+            return Ok(Accepted { entry: self, wrapped_at: at, outputs });
         }
         if self.operand == Operand::Script {
             return Err(reject(
@@ -301,7 +345,7 @@ impl Allowed {
                 ));
             }
         }
-        Ok(Accepted { entry: self, wrapped_at: None })
+        Ok(Accepted { entry: self, wrapped_at: None, outputs })
     }
 
     fn check_code(&self, prog: &str, w: &Word) -> Result<(), Rejection> {

@@ -8,7 +8,9 @@
 //! function definitions, assignments, computed names) is read here; which
 //! programs, arguments and paths have which effect comes from `[permissions]`.
 
-use super::allowlist::{self, Allowed, Context, Rejection};
+mod proof;
+
+use super::allowlist::Allowed;
 use super::shell_parse::{analyze, assignment_name, resolve_path, CommandUse, RedirectKind};
 use super::SandboxError;
 use crate::config::PermissionsConfig;
@@ -38,6 +40,7 @@ struct CompiledRule {
     name: String,
     programs: Vec<String>,
     args_match: Option<Regex>,
+    args_unless: Option<Regex>,
     piped_into: Vec<String>,
     path_outside_workspace: bool,
     last_only: bool,
@@ -56,7 +59,7 @@ struct CompiledPathRule {
 /// A path a command writes, and how.
 struct Written {
     path: PathBuf,
-    /// A plain write of new data (redirect, tee): `harmless_write_targets` apply.
+    /// Written into an existing file, not replacing it (redirect, tee, cp): `harmless_write_targets` apply.
     stream: bool,
     /// The file is replaced or truncated if it exists.
     replaces: bool,
@@ -68,6 +71,7 @@ pub struct PermissionPolicy {
     path_rules: Vec<CompiledPathRule>,
     effects: Vec<String>,
     writers: BTreeMap<String, String>,
+    in_place_writers: Vec<String>,
     code_variables: Vec<String>,
     harmless: Vec<PathBuf>,
     workspace: PathBuf,
@@ -101,10 +105,15 @@ impl PermissionPolicy {
                 Some(re) => Some(compile(re, &format!("rule `{}`", r.name))?),
                 None => None,
             };
+            let args_unless = match &r.args_unless {
+                Some(re) => Some(compile(re, &format!("rule `{}`", r.name))?),
+                None => None,
+            };
             rules.push(CompiledRule {
                 name: r.name.clone(),
                 programs: r.programs.clone(),
                 args_match,
+                args_unless,
                 piped_into: r.piped_into.clone(),
                 path_outside_workspace: r.path_outside_workspace,
                 last_only: r.path_args == "last",
@@ -133,6 +142,7 @@ impl PermissionPolicy {
             path_rules,
             effects: config.effects.clone(),
             writers: config.writers.clone(),
+            in_place_writers: config.in_place_writers.clone(),
             code_variables: config.code_variables.clone(),
             harmless: config.harmless_write_targets.iter().map(PathBuf::from).collect(),
             workspace,
@@ -213,135 +223,6 @@ impl PermissionPolicy {
             reason: "every part is known to be harmless".into(),
             sub_command: None,
         }
-    }
-
-    /// Proves the simple command `uses[i]` harmless with the allowlist, or says why it is not.
-    fn prove(&self, uses: &[CommandUse], i: usize) -> Result<(), Rejection> {
-        let u = &uses[i];
-        if let Some(why) = &u.unevaluable {
-            return Err(allowlist::reject(
-                "unevaluable-expansion",
-                format!("{why} cannot be evaluated before it runs"),
-            ));
-        }
-        if let Some(name) = u.assignments.iter().find(|a| !self.safe_variables.contains(*a)) {
-            return Err(allowlist::reject("unsafe-variable", allowlist::unsafe_variable(name)));
-        }
-        let Some(first) = u.words.first() else {
-            return Ok(());
-        };
-        if first.dynamic || !first.substitutions.is_empty() {
-            return Err(allowlist::reject("computed-program", "the program to run is only known at run time".into()));
-        }
-        if first.glob || first.brace {
-            return Err(allowlist::reject(
-                "unevaluable-expansion",
-                format!("the program name `{}` is a pattern the shell expands", first.text),
-            ));
-        }
-        let mut workspace_program = false;
-        if first.text.contains('/') {
-            let path = resolve_path(&first.text, u.cwd.as_deref());
-            let in_dirs =
-                path.as_ref().and_then(|p| p.parent()).is_some_and(|d| self.program_dirs.iter().any(|p| p == d));
-            workspace_program = path.is_some_and(|p| p.canonicalize().unwrap_or(p).starts_with(&self.workspace));
-            if !in_dirs && !workspace_program {
-                return Err(allowlist::reject(
-                    "program-path",
-                    format!("runs `{}`, which is neither in permissions.program_dirs nor in the workspace", first.text),
-                ));
-            }
-        }
-        // `export NAME=value`: the names must be safe to set.
-        if matches!(u.program.as_str(), "export" | "declare" | "typeset" | "readonly" | "local") {
-            for a in u.args.iter().filter(|a| !a.starts_with('-')) {
-                let name = assignment_name(a).unwrap_or(a);
-                if !self.safe_variables.iter().any(|v| v == name) {
-                    return Err(allowlist::reject("unsafe-variable", allowlist::unsafe_variable(name)));
-                }
-            }
-        }
-        let ctx = Context {
-            workspace: &self.workspace,
-            safe_variables: &self.safe_variables,
-            writer: self.writers.contains_key(&u.program),
-        };
-        let mut rejections = Vec::new();
-        let mut accepted = None;
-        for entry in self.allowed.iter().filter(|e| e.covers(&u.program)) {
-            match entry.accept(u, &ctx) {
-                Ok(a) => {
-                    accepted = Some(a);
-                    break;
-                }
-                Err(r) => rejections.push(r),
-            }
-        }
-        let Some(accepted) = accepted else {
-            return Err(allowlist::best(rejections).unwrap_or_else(|| {
-                allowlist::reject(
-                    "unknown-program",
-                    format!("unknown program `{}`: not in [[permissions.allow]]", u.program),
-                )
-            }));
-        };
-        if let Some(at) = accepted.wrapped_at {
-            let next = uses.get(i + 1);
-            if !allowlist::wrapped_matches(u, at, next) {
-                return Err(allowlist::reject(
-                    "wrapper-not-understood",
-                    format!("cannot tell which command `{}` runs", u.program),
-                ));
-            }
-            if accepted.entry.appends_args() {
-                let inner = next.map(|n| n.program.as_str()).unwrap_or_default();
-                let free = !self.writers.contains_key(inner)
-                    && self.allowed.iter().any(|e| e.covers(inner) && e.unconstrained());
-                if !free {
-                    return Err(allowlist::reject(
-                        "appended-arguments",
-                        format!(
-                            "`{}` adds arguments only known at run time to `{inner}`, which is harmless only with known arguments",
-                            u.program
-                        ),
-                    ));
-                }
-            }
-        }
-        if accepted.entry.runs_workspace_code || workspace_program {
-            // `cd /tmp && make` runs the project found there, not the workspace's.
-            if !u.cwd.as_deref().is_some_and(|c| real_path(c).starts_with(&self.workspace)) {
-                return Err(allowlist::reject(
-                    "code-outside-workspace",
-                    format!(
-                        "`{}` runs the code of the project in its directory, which is not known to be the workspace",
-                        u.text
-                    ),
-                ));
-            }
-            if let Some(w) = uses
-                .iter()
-                .enumerate()
-                .find(|(j, w)| *j != i && !(w.pipeline == u.pipeline && w.stage > u.stage) && self.writes_something(w))
-            {
-                return Err(allowlist::reject(
-                    "writes-then-runs",
-                    format!(
-                        "`{}` writes a file in the same line that runs the workspace's code (`{}`), which could run what was written",
-                        w.1.text, u.text
-                    ),
-                ));
-            }
-        }
-        Ok(())
-    }
-
-    /// True when `u` writes a file (a redirect other than the harmless targets, or a writer program).
-    fn writes_something(&self, u: &CommandUse) -> bool {
-        let redirect = u.redirects.iter().filter(|r| r.writes()).any(|r| {
-            r.dynamic || resolve_path(&r.target, u.cwd.as_deref()).is_none_or(|p| !self.harmless.contains(&p))
-        });
-        redirect || self.writers.contains_key(&u.program)
     }
 
     fn enabled(&self, effect: &str) -> bool {
@@ -454,7 +335,7 @@ impl PermissionPolicy {
                     format!("writes {}, outside the workspace", w.path.display()),
                 ));
             }
-            if w.replaces && self.enabled("destroys-data") && is_existing_file(&w.path) {
+            if w.replaces && !(w.stream && harmless) && self.enabled("destroys-data") && is_existing_file(&w.path) {
                 return Some((
                     "overwrites-existing-file".into(),
                     "destroys-data".into(),
@@ -493,7 +374,7 @@ impl PermissionPolicy {
         let resolve = |p: &str| resolve_path(p, u.cwd.as_deref());
         let mut out = Vec::new();
         if which == "all" {
-            let stream = u.program == "tee";
+            let stream = self.in_place_writers.contains(&u.program);
             for p in operands.iter().filter_map(|o| resolve(o)) {
                 out.push(Written { path: p, stream, replaces: stream && !append });
             }
@@ -507,14 +388,15 @@ impl PermissionPolicy {
             }
         };
         let Some(dest) = dest.as_deref().and_then(resolve) else { return out };
+        let stream = self.in_place_writers.contains(&u.program);
         if dest.is_dir() {
             for s in &sources {
                 if let Some(name) = Path::new(s).file_name() {
-                    out.push(Written { path: dest.join(name), stream: false, replaces: !no_clobber });
+                    out.push(Written { path: dest.join(name), stream, replaces: !no_clobber });
                 }
             }
         }
-        out.push(Written { path: dest, stream: false, replaces: !no_clobber });
+        out.push(Written { path: dest, stream, replaces: !no_clobber });
         out
     }
 
@@ -529,6 +411,9 @@ impl PermissionPolicy {
                 if !re.is_match(&joined) {
                     continue;
                 }
+            }
+            if r.args_unless.as_ref().is_some_and(|re| re.is_match(&joined)) {
+                continue;
             }
             if !r.piped_into.is_empty() && !u.piped_into.iter().any(|p| r.piped_into.contains(p)) {
                 continue;

@@ -88,6 +88,9 @@ pub struct PermissionsConfig {
     pub effects: Vec<String>,
     /// Programs whose operands are written: "last" (the destination) or "all".
     pub writers: std::collections::BTreeMap<String, String>,
+    /// Writers that open an existing destination and write into it rather than replace it
+    /// (tee, cp): for these, `harmless_write_targets` stay harmless as destinations.
+    pub in_place_writers: Vec<String>,
     /// Shell variables whose value is code that runs later.
     pub code_variables: Vec<String>,
     /// Rules on the paths a command writes (or reads).
@@ -152,6 +155,14 @@ pub struct AllowRule {
     /// harmless with any arguments may be wrapped.
     #[serde(default)]
     pub appends_args: bool,
+    /// Options whose value is a path the program writes (`gcc -o FILE`, `cmake -B DIR`): the
+    /// path must lie in the workspace, match no `path_rules` entry and not be an existing file.
+    #[serde(default)]
+    pub output_flags: Vec<String>,
+    /// It writes files into its working directory (`gcc -c main.c` writes main.o), which must
+    /// be known to lie in the workspace.
+    #[serde(default)]
+    pub writes_cwd: bool,
 }
 
 /// One `[[permissions.path_rules]]` entry: a written (or read) path that has an effect.
@@ -181,6 +192,10 @@ pub struct PermissionRule {
     /// Regex over the space-joined arguments; absent = any arguments.
     #[serde(default)]
     pub args_match: Option<String>,
+    /// Regex over the space-joined arguments; when it matches, the rule does not apply (the
+    /// harmless form of a dangerous program: `chmod +x FILE`, `git restore --staged FILE`).
+    #[serde(default)]
+    pub args_unless: Option<String>,
     /// Only when the command's output is piped into one of these programs.
     #[serde(default)]
     pub piped_into: Vec<String>,
@@ -238,7 +253,7 @@ impl PermissionsConfig {
         }
         for rule in &self.rules {
             let key = |k: &str| format!("permissions.rules[{}].{k}", rule.name);
-            if let Some(re) = &rule.args_match {
+            for re in rule.args_match.iter().chain(&rule.args_unless) {
                 check_regex(&key("args_match"), re)?;
             }
             if !matches!(rule.path_args.as_str(), "" | "all" | "last") {
