@@ -263,6 +263,15 @@ print_env() {
   # models dir (`<name>.gguf`) and the Ollama store the test bed's Ollama uses.
   echo "export TINYCODER_TEST_MODELS_DIR=$MODELS"
   echo "export TINYCODER_TEST_OLLAMA_MODELS=$HOME_DIR/ollama-models"
+  # ruff for the checker tests, where `up` installed it.
+  [ -x "$VENV/bin/ruff" ] && echo "export TINYCODER_TEST_RUFF=$VENV/bin/ruff"
+  true
+}
+
+# ruff from PyPI: a checker the tests run in the sandbox (a wheel, no build).
+ensure_ruff() {
+  ensure_venv
+  [ -x "$VENV/bin/ruff" ] || "$VENV/bin/pip" install -q ruff
 }
 
 case "${1:-up}" in
@@ -275,6 +284,7 @@ case "${1:-up}" in
     flock 9
     command -v curl >/dev/null || apt_install curl
     ensure_models
+    ensure_ruff
     which=${TINYCODER_TESTBED_SERVERS:-ollama,llama}
     [[ ,$which, == *,ollama,* ]] && start_ollama
     [[ ,$which, == *,llama,* ]] && start_llama

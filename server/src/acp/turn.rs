@@ -67,7 +67,12 @@ impl Turn {
             Intent::Ask { question, file } => self.ask(&env, question, file.as_deref()).await,
             Intent::Test => self.test(&env).await,
             Intent::Fix { target, message } => {
-                let request = AgentRequest::Fix { target: target.clone(), message: message.clone(), from_tests: false };
+                let request = AgentRequest::Fix {
+                    target: target.clone(),
+                    message: message.clone(),
+                    from_tests: false,
+                    origin: None,
+                };
                 self.agent(&env, &sources, request).await
             }
             Intent::Edit { target, instruction } => {

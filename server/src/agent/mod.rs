@@ -18,6 +18,7 @@ mod add_tests;
 mod ask;
 mod coder;
 mod critic;
+mod diagnostic_check;
 mod env;
 mod error;
 mod focused;
@@ -45,13 +46,15 @@ pub use error::AgentError;
 pub use memory_step::MemoryContext;
 pub use progress::describe_event;
 pub use report::{ReportStatus, TaskReport};
-pub use request::{AgentRequest, Location, TaskOptions};
+pub use request::{AgentRequest, DiagnosticOrigin, Location, TaskOptions};
 pub use router::{next_directive, RouterLimits};
 pub use runtime::{Runtime, PLAN_STEP_ORIGIN};
 pub use state::{AttemptRecord, AttemptResult, CriticOutcome, Target, TaskProgress, TestSummary};
 pub use steps::{baseline_run, run_tests};
 pub use strategy::StrategyEffects;
 
+#[cfg(test)]
+mod diagnostic_check_tests;
 #[cfg(test)]
 mod scripted_model;
 #[cfg(test)]

@@ -47,6 +47,8 @@ pub struct TaskReport {
     pub tests_after: Option<TestSummary>,
     pub critic: Option<CriticOutcome>,
     pub failure_reason: Option<String>,
+    /// How another tool's diagnostic was checked after the patch, or why it was not.
+    pub diagnostic_check: Option<String>,
     /// How each attempt ended, one line each.
     pub attempt_log: Vec<String>,
     pub duration_ms: u64,
@@ -86,6 +88,10 @@ impl TaskReport {
             tests_after,
             critic: p.critic.clone(),
             failure_reason: None,
+            // What the checker said of the chosen patch; else why nothing was re-checked.
+            diagnostic_check: chosen
+                .and_then(|a| a.check.clone())
+                .or_else(|| p.check.as_ref().and_then(|c| c.note.clone())),
             attempt_log: p.attempts.iter().map(super::router::describe).collect(),
             duration_ms,
         }

@@ -61,6 +61,15 @@ impl std::fmt::Display for Location {
     }
 }
 
+/// Who reported a diagnostic: the editor's `source` (`rustc`, `ruff`) and its code.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DiagnosticOrigin {
+    pub source: String,
+    /// `E0425`, `F821`; empty when the diagnostic has none.
+    #[serde(default)]
+    pub code: String,
+}
+
 /// What the agent is asked to do.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -73,6 +82,9 @@ pub enum AgentRequest {
         message: Option<String>,
         /// The diagnostic came from tinycoder's own test run (its test must pass afterwards).
         from_tests: bool,
+        /// The tool that reported the diagnostic, so its checker proves the fix.
+        #[serde(default)]
+        origin: Option<DiagnosticOrigin>,
     },
     /// Change the given lines as instructed.
     Edit {

@@ -140,7 +140,7 @@ mod tests {
     };
 
     fn fix() -> AgentRequest {
-        AgentRequest::Fix { target: None, message: None, from_tests: false }
+        AgentRequest::Fix { target: None, message: None, from_tests: false, origin: None }
     }
 
     fn failing() -> TestSummary {
@@ -172,6 +172,7 @@ mod tests {
             prompt_tokens: 0,
             duration_ms: 0,
             changes_nothing: false,
+            check: None,
         }
     }
 

@@ -205,6 +205,9 @@ pub struct AttemptRecord {
     /// The reply repeated the code unchanged.
     #[serde(default)]
     pub changes_nothing: bool,
+    /// What the diagnostic's checker said of this attempt's patch, when one ran.
+    #[serde(default)]
+    pub check: Option<String>,
 }
 
 impl AttemptRecord {
@@ -274,6 +277,9 @@ pub struct TaskProgress {
     pub prompt_evaluated: usize,
     #[serde(default)]
     pub prompt_cached: usize,
+    /// The checker of another tool's diagnostic (`None` for other requests).
+    #[serde(default)]
+    pub check: Option<super::diagnostic_check::DiagnosticCheck>,
 }
 
 impl TaskProgress {

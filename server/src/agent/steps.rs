@@ -155,7 +155,7 @@ pub async fn locate(env: &AgentEnv, task: &mut Task, cancel: &CancellationToken)
                 ..Default::default()
             }
         }),
-        AgentRequest::Fix { target: Some(loc), message, from_tests } => {
+        AgentRequest::Fix { target: Some(loc), message, from_tests, .. } => {
             if *from_tests && failure.is_some() {
                 Ok(locate_failure(env, &baseline, failure.as_ref(), message.as_deref(), &calls))
                     .and_then(|t| t.ok_or_else(|| format!("could not find the code behind the failing test at {loc}")))
@@ -193,6 +193,17 @@ pub async fn locate(env: &AgentEnv, task: &mut Task, cancel: &CancellationToken)
             })
         }
     };
+    if target.is_ok() && task.progress.check.is_none() {
+        task.progress.check = super::diagnostic_check::reproduce(env, &task.request, cancel).await;
+        if cancel.is_cancelled() {
+            return Ok(StepEnd::Cancelled);
+        }
+        if let Some(c) = &task.progress.check {
+            let payload = json!({"tool": "check", "purpose": "baseline", "checker": c.checker,
+                "target": c.target.as_ref().map(|d| d.headline()), "errors": c.baseline.len(), "note": c.note});
+            task.record(env, vec![ev(EventType::ToolCompleted, payload)]).await?;
+        }
+    }
     match target {
         Ok(t) => {
             let payload = json!({"tool": "locate", "ok": true, "path": t.path, "lines": [t.start_line, t.end_line], "test": t.test, "why": t.why,
@@ -335,6 +346,7 @@ pub async fn attempt(env: &AgentEnv, task: &mut Task, cancel: &CancellationToken
                 prompt_tokens,
                 duration_ms,
                 changes_nothing: false,
+                check: None,
             };
             task.progress.attempts.push(record);
             task.save(env, vec![], crate::contracts::TaskStatus::ExecutingStep).await?;
@@ -370,6 +382,7 @@ pub async fn attempt(env: &AgentEnv, task: &mut Task, cancel: &CancellationToken
         prompt_tokens,
         duration_ms,
         changes_nothing: false,
+        check: None,
     };
     let (applied, changes_nothing) = edit_from_reply(&task.request, &target, format, &reply, &opts, &checks);
     record.changes_nothing = changes_nothing;
@@ -396,6 +409,41 @@ pub async fn attempt(env: &AgentEnv, task: &mut Task, cancel: &CancellationToken
                 ],
             )
             .await?;
+            let check = match &task.progress.check {
+                Some(c) => super::diagnostic_check::verify(env, c, &outcome.changes, cancel).await,
+                None => None,
+            };
+            if cancel.is_cancelled() {
+                return Ok(StepEnd::Cancelled);
+            }
+            record.check = check.as_ref().map(|v| v.why.clone());
+            if let Some(v) = check.as_ref().filter(|v| !v.ok) {
+                // The checker still objects: fed back like a failing test, the tests not run.
+                task.record(
+                    env,
+                    vec![ev(
+                        EventType::ToolCompleted,
+                        json!({"tool": "check", "attempt": number, "ok": false, "why": v.why}),
+                    )],
+                )
+                .await?;
+                let tests = TestSummary {
+                    available: true,
+                    command: v.command.clone(),
+                    why: "the diagnostic's checker".into(),
+                    passed: false,
+                    failing: v.remaining.clone(),
+                    failures: vec![],
+                    duration_ms: v.duration_ms,
+                    output_tail: v.output_tail.clone(),
+                };
+                record.changes = outcome.changes;
+                record.changed_symbols = outcome.changed_symbols;
+                record.result = AttemptResult::Tested { tests, success: false, why: v.why.clone() };
+                task.progress.attempts.push(record);
+                task.save(env, vec![], crate::contracts::TaskStatus::Testing).await?;
+                return Ok(StepEnd::Done);
+            }
             let tests = match run_tests(env, &outcome.changes, cancel).await {
                 Ok(s) => s,
                 Err(SandboxError::NoTestCommand(_)) => TestSummary::unavailable("no test command"),
@@ -409,6 +457,11 @@ pub async fn attempt(env: &AgentEnv, task: &mut Task, cancel: &CancellationToken
             }
             let baseline = task.progress.baseline.clone().unwrap_or_else(|| TestSummary::unavailable("no baseline"));
             let (mut success, mut why) = super::state::judge(&baseline, &tests, target.test.as_deref());
+            // The proposal says how the diagnostic itself was checked, or that it was not.
+            let checked = check.map(|v| v.why).or_else(|| task.progress.check.as_ref().and_then(|c| c.note.clone()));
+            if let Some(c) = checked {
+                why = format!("{c}; {why}");
+            }
             let (mut changes, mut tests, mut left_out) = (outcome.changes, tests, Vec::new());
             if !success && matches!(task.request, AgentRequest::AddTests { .. }) {
                 let pruned = super::add_tests::passing_without_failing_new_tests(

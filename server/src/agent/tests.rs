@@ -74,7 +74,7 @@ fn workspace(script: Vec<Script>) -> Workspace {
 }
 
 pub(super) fn fix() -> AgentRequest {
-    AgentRequest::Fix { target: None, message: None, from_tests: false }
+    AgentRequest::Fix { target: None, message: None, from_tests: false, origin: None }
 }
 
 pub(super) fn reply(t: &str) -> Script {
@@ -273,7 +273,7 @@ async fn a_fix_starts_where_the_failures_message_is_written_and_shows_the_users_
     let files = [("coerce.py", coerce), ("loader.py", loader), ("test_loader.py", tests)];
     let ws = workspace_with(&files, config(), vec![reply(fixed), reply(CRITIC)], None);
     let said = "APP_DEBUG=True is refused";
-    let request = AgentRequest::Fix { target: None, message: Some(said.into()), from_tests: false };
+    let request = AgentRequest::Fix { target: None, message: Some(said.into()), from_tests: false, origin: None };
     let (id, out) = run(&ws, request).await;
     assert_eq!(out.status, ReportStatus::Patched, "{out:#?}");
     let prompt = ws.model.requests(ModelRole::Coder)[0].messages.last().expect("a message").content.clone();

@@ -6,8 +6,8 @@
 
 use super::CliContext;
 use crate::agent::{
-    describe_event, AgentEnv, AgentRequest, DiskSources, Location, ReportStatus, Runtime, TaskOptions, TaskReport,
-    TestSummary,
+    describe_event, AgentEnv, AgentRequest, DiagnosticOrigin, DiskSources, Location, ReportStatus, Runtime,
+    TaskOptions, TaskReport, TestSummary,
 };
 use crate::edits::Patch;
 use crate::index::WorkspaceIndex;
@@ -44,6 +44,16 @@ pub struct FixArgs {
     /// The error or diagnostic at FILE:LINE, or in your own words what goes wrong (shown to the model beside the failing test).
     #[arg(long)]
     pub message: Option<String>,
+    /// The tool that reported the diagnostic (`rustc`, `ruff`, `Pyright`, `mypy`): its checker
+    /// (`[checkers.*]`) must stop reporting it before a patch is proposed.
+    #[arg(long, requires = "target")]
+    pub source: Option<String>,
+    /// The diagnostic's code (`E0425`, `F821`), with --source.
+    #[arg(long, requires = "source")]
+    pub code: Option<String>,
+    /// Run the project's checkers (cargo check, ruff, …) and fix the first error they report.
+    #[arg(long, conflicts_with_all = ["target", "source"])]
+    pub check: bool,
     #[command(flatten)]
     pub apply: ApplyArgs,
 }
@@ -69,10 +79,18 @@ pub struct ResumeArgs {
     pub apply: ApplyArgs,
 }
 
-/// `tinycoder fix [FILE[:LINE]] [--message TEXT]`.
+/// `tinycoder fix [FILE[:LINE]] [--message TEXT] [--source TOOL [--code CODE]]`, or `--check`.
 pub async fn run_fix(args: FixArgs, workspace: Option<PathBuf>) -> anyhow::Result<ExitCode> {
+    if args.check {
+        let ctx = CliContext::load(workspace)?;
+        return match super::check_cmd::first_checked_error(&ctx).await? {
+            Some(request) => run_request_in(ctx, request, &args.apply).await,
+            None => Ok(ExitCode::SUCCESS),
+        };
+    }
     let target = args.target.as_deref().map(Location::parse).transpose().map_err(anyhow::Error::msg)?;
-    let request = AgentRequest::Fix { target, message: args.message, from_tests: false };
+    let origin = args.source.map(|source| DiagnosticOrigin { source, code: args.code.unwrap_or_default() });
+    let request = AgentRequest::Fix { target, message: args.message, from_tests: false, origin };
     run_request(request, &args.apply, workspace).await
 }
 
@@ -164,7 +182,10 @@ fn follow(bus: &EventBus, task_id: &str) -> tokio::task::JoinHandle<()> {
 }
 
 async fn run_request(request: AgentRequest, apply: &ApplyArgs, workspace: Option<PathBuf>) -> anyhow::Result<ExitCode> {
-    let ctx = CliContext::load(workspace)?;
+    run_request_in(CliContext::load(workspace)?, request, apply).await
+}
+
+async fn run_request_in(ctx: CliContext, request: AgentRequest, apply: &ApplyArgs) -> anyhow::Result<ExitCode> {
     let env = agent_env(&ctx, ModelCheck::Now).await?;
     let unfinished = env.bus.unfinished_tasks().await?;
     if !unfinished.is_empty() {

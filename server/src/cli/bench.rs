@@ -210,7 +210,7 @@ pub async fn run(args: Args, workspace: Option<PathBuf>) -> anyhow::Result<ExitC
             }
             _ => {
                 let message = args.describe.then(|| spec.description.clone());
-                let request = AgentRequest::Fix { target: None, message, from_tests: false };
+                let request = AgentRequest::Fix { target: None, message, from_tests: false, origin: None };
                 let runtime = Runtime::new(env);
                 let report = runtime.run(&task_id, request, options, CancellationToken::new()).await?;
                 (report, None, runtime)

@@ -10,6 +10,7 @@ mod bench;
 mod bench_complete;
 mod bench_model;
 mod chat;
+mod check_cmd;
 mod config_cmd;
 mod doctor;
 mod events;

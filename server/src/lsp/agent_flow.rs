@@ -13,7 +13,9 @@ use super::documents::DocumentStore;
 use super::indexing::IndexSlots;
 use super::progress::{JobRegistry, ProgressHandle};
 use super::server::Backend;
-use crate::agent::{describe_event, AgentEnv, AgentRequest, Location, Runtime, SourceView, TaskOptions};
+use crate::agent::{
+    describe_event, AgentEnv, AgentRequest, DiagnosticOrigin, Location, Runtime, SourceView, TaskOptions,
+};
 use crate::sandbox::BufferOverlay;
 use crate::store::{EventBus, UnfinishedTask};
 use crate::text::PositionEncoding;
@@ -22,7 +24,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use tower_lsp_server::jsonrpc::{Error, Result};
-use tower_lsp_server::ls_types::{MessageType, Uri};
+use tower_lsp_server::ls_types::{MessageType, NumberOrString, Uri};
 use tower_lsp_server::Client;
 
 /// What the client can do with a workspace edit (from `initialize`).
@@ -104,8 +106,21 @@ pub async fn fix(backend: &Backend, args: &[Value]) -> Result<Option<Value>> {
     let message = data.diagnostic.as_ref().map(|d| d.message.clone());
     let from_tests =
         data.diagnostic.as_ref().and_then(|d| d.source.as_deref()) == Some(super::flows::DIAGNOSTIC_SOURCE);
-    let request =
-        AgentRequest::Fix { target: Some(Location::line(rel, range.start.line as usize + 1)), message, from_tests };
+    // Another tool's diagnostic is checked again by its checker (`[checkers.*]`).
+    let origin = data.diagnostic.as_ref().filter(|_| !from_tests).map(|d| DiagnosticOrigin {
+        source: d.source.clone().unwrap_or_default(),
+        code: match &d.code {
+            Some(NumberOrString::String(s)) => s.clone(),
+            Some(NumberOrString::Number(n)) => n.to_string(),
+            None => String::new(),
+        },
+    });
+    let request = AgentRequest::Fix {
+        target: Some(Location::line(rel, range.start.line as usize + 1)),
+        message,
+        from_tests,
+        origin,
+    };
     backend.launcher_in(&folder)?.start(request, "tinycoder: fix").map(Some)
 }
 

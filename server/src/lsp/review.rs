@@ -141,7 +141,11 @@ pub async fn ask(h: &FlowHandles, kind: MessageType, message: String, titles: &[
 /// The annotation label: what the patch is and what checked it.
 fn patch_label(report: &TaskReport) -> String {
     let best = report.status == ReportStatus::BestAttempt;
-    label_of(best, report.tests_after.as_ref(), report.critic.as_ref())
+    let label = label_of(best, report.tests_after.as_ref(), report.critic.as_ref());
+    match &report.diagnostic_check {
+        Some(check) => format!("{label}; {check}"),
+        None => label,
+    }
 }
 
 /// "tinycoder: tests pass (`pytest`, 1.2 s); critic 0.90": the tests after the patch, and the

@@ -56,6 +56,18 @@ pub enum SandboxError {
         /// Why.
         reason: String,
     },
+    /// A checker ran but its result cannot be trusted (crashed, timed out, or failed without a readable diagnostic).
+    #[error("the {checker} checker (`{command}`) {reason}; fix the checker's setup or [checkers.{checker}] in the config{}", if output.is_empty() { String::new() } else { format!(":\n{output}") })]
+    CheckerFailed {
+        /// The checker's name.
+        checker: String,
+        /// Its command.
+        command: String,
+        /// What went wrong.
+        reason: String,
+        /// The end of its stderr.
+        output: String,
+    },
     /// The permission store could not be read or written.
     #[error("permission store {path}: {reason}")]
     Store {

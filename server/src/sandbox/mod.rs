@@ -11,6 +11,8 @@
 
 mod allowlist;
 mod call_trace;
+mod check_parse;
+mod checks;
 mod error;
 mod human;
 mod landlock_raw;
@@ -34,6 +36,8 @@ mod test_timeout;
 mod tests_run;
 
 pub use call_trace::{trace_python_test, CallTrace, TraceLimits, TracedCall};
+pub use check_parse::{parse_check_output, CheckedDiagnostic};
+pub use checks::{checker_for, checkers_for_project, find_program, run_checker, CheckReport, Checker, CheckerChoice};
 pub use error::SandboxError;
 pub use human::{
     HumanPort, NonInteractiveHuman, OneQuestionAtATime, PermissionChoice, PermissionRequest, StepConfirmation,

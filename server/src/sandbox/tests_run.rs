@@ -94,15 +94,7 @@ pub async fn run_tests_in_shadow(
     let sc = &config.sandbox;
     let cmd = detect_test_command(shadow.project_dir(), &sc.test_command)?;
     let mut spec = RunSpec::in_shadow(sc, &cmd.program, &cmd.args, shadow, Duration::from_secs(sc.wall_timeout_s))?;
-    // Shared per workspace, so a shadow does not rebuild every dependency.
-    let target = paths.cache_dir.join("cargo-target");
-    std::fs::create_dir_all(&target).map_err(|e| SandboxError::io("create the shared cargo target dir", &target, e))?;
-    spec.set_env("CARGO_TARGET_DIR", &target.to_string_lossy());
-    spec.set_env("CARGO_TERM_COLOR", "never");
-    spec.set_env("CARGO_NET_OFFLINE", "true");
-    spec.set_env("PYTHONDONTWRITEBYTECODE", "1");
-    spec.set_env("NO_COLOR", "1");
-    spec.writable.dirs.push(target);
+    set_build_env(&mut spec, paths)?;
     super::test_timeout::arm(&mut spec, sc, shadow)?;
     let out = run_sandboxed(&spec, cancel).await?;
     let combined = format!("{}\n{}", out.stdout.text, out.stderr.text);
@@ -137,7 +129,23 @@ pub async fn run_tests_in_shadow(
     })
 }
 
-fn tail(s: &str, max: usize) -> String {
+/// The environment every run in a shadow gets: the workspace's shared cargo
+/// target dir (so a shadow does not rebuild every dependency), offline cargo,
+/// no colour, no bytecode files.
+pub(super) fn set_build_env(spec: &mut RunSpec, paths: &WorkspacePaths) -> Result<(), SandboxError> {
+    let target = paths.cache_dir.join("cargo-target");
+    std::fs::create_dir_all(&target).map_err(|e| SandboxError::io("create the shared cargo target dir", &target, e))?;
+    spec.set_env("CARGO_TARGET_DIR", &target.to_string_lossy());
+    spec.set_env("CARGO_TERM_COLOR", "never");
+    spec.set_env("CARGO_NET_OFFLINE", "true");
+    spec.set_env("PYTHONDONTWRITEBYTECODE", "1");
+    spec.set_env("NO_COLOR", "1");
+    spec.writable.dirs.push(target);
+    Ok(())
+}
+
+/// The last `max` bytes of `s` (at a character boundary).
+pub(super) fn tail(s: &str, max: usize) -> String {
     if s.len() <= max {
         return s.to_string();
     }

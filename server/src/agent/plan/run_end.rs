@@ -64,6 +64,7 @@ impl Run<'_> {
             tests_after: None,
             critic: None,
             failure_reason: None,
+            diagnostic_check: None,
             attempt_log: steps.iter().map(|r| format!("step {} ({}): {}", r.id, r.subject(), r.summary)).collect(),
             duration_ms: self.started.elapsed().as_millis() as u64,
         }

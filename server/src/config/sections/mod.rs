@@ -2,6 +2,7 @@
 //! so the layer that owns the setting owns its struct.
 
 mod acp;
+mod checkers;
 mod completion;
 mod core;
 mod index;
@@ -12,6 +13,7 @@ mod undo;
 
 pub use self::core::*;
 pub use acp::*;
+pub use checkers::{CheckFormat, CheckerConfig, CheckersConfig};
 pub use completion::*;
 pub use index::*;
 pub use memory::*;
@@ -39,6 +41,9 @@ pub struct Config {
     pub acp: AcpConfig,
     pub undo: UndoConfig,
     pub completion: CompletionConfig,
+    /// Checkers by name (`[checkers.NAME]`).
+    #[serde(default)]
+    pub checkers: CheckersConfig,
 }
 
 /// A semantic check failed: `key` holds `value`, but `expected` describes what is allowed.
@@ -72,6 +77,7 @@ impl Config {
         self.acp.validate()?;
         self.undo.validate()?;
         self.completion.validate()?;
+        checkers::validate(&self.checkers)?;
         Ok(())
     }
 }
