@@ -60,18 +60,7 @@ fn run(url: &str, in_added_folder: bool) {
 
     // The patch arrives as workspace/applyEdit (auto-answered `applied: true`, as a user accepting it).
     let deadline = Instant::now() + FIX_DEADLINE;
-    let edit = loop {
-        let m = client.next_before(deadline, "workspace/applyEdit");
-        if m["method"] == "window/showMessage" && m["params"]["type"].as_u64() <= Some(2) {
-            panic!("the fix failed: {m:#}");
-        }
-        if m["method"] == "workspace/applyEdit" {
-            break m["params"]["edit"].clone();
-        }
-        if !m.is_null() {
-            client.inbox.push_back(m);
-        }
-    };
+    let edit = client.next_apply_edit(deadline);
     let annotation = &edit["changeAnnotations"]["tinycoder.patch"];
     assert_eq!(annotation["needsConfirmation"], true, "{edit:#}");
     assert!(annotation["label"].as_str().unwrap().contains("tests pass"), "{edit:#}");

@@ -51,15 +51,7 @@ fn run(url: &str) {
         .expect("tinycoder.fix starts");
 
     let deadline = Instant::now() + FIX_DEADLINE;
-    let edit = loop {
-        let m = client.next_before(deadline, "workspace/applyEdit");
-        if m["method"] == "window/showMessage" && m["params"]["type"].as_u64() <= Some(2) {
-            panic!("the fix failed: {m:#}");
-        }
-        if m["method"] == "workspace/applyEdit" {
-            break m["params"]["edit"].clone();
-        }
-    };
+    let edit = client.next_apply_edit(deadline);
     let label = edit["changeAnnotations"]["tinycoder.patch"]["label"].as_str().unwrap_or_default().to_string();
     assert!(label.contains("no longer reports E0425 and reports no new error"), "{label}");
     let doc = &edit["documentChanges"][0];

@@ -140,6 +140,23 @@ impl LspClient {
         })
     }
 
+    /// The edit of the next `workspace/applyEdit` before `deadline`; other messages are kept
+    /// in the inbox, and an error or warning shown to the user fails the test.
+    pub fn next_apply_edit(&mut self, deadline: Instant) -> Value {
+        loop {
+            let m = self.next_before(deadline, "workspace/applyEdit");
+            if m["method"] == "window/showMessage" && m["params"]["type"].as_u64() <= Some(2) {
+                panic!("the fix failed: {m:#}");
+            }
+            if m["method"] == "workspace/applyEdit" {
+                return m["params"]["edit"].clone();
+            }
+            if !m.is_null() {
+                self.inbox.push_back(m);
+            }
+        }
+    }
+
     /// Runs the tests (they must fail), waits for the diagnostics of the test file
     /// `test_rel`, lists the code actions there as an editor's light bulb does and runs
     /// the quick-fix: the diagnostic and the command's answer.
