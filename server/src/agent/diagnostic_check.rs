@@ -4,9 +4,8 @@
 
 use super::env::AgentEnv;
 use super::request::{AgentRequest, DiagnosticOrigin};
-use crate::sandbox::{checker_for, run_checker, BufferOverlay, CheckedDiagnostic, CheckerChoice};
+use crate::sandbox::{checker_for, run_checker, CheckedDiagnostic, CheckerChoice};
 use serde::{Deserialize, Serialize};
-use std::path::{Path, PathBuf};
 use tokio_util::sync::CancellationToken;
 
 /// What the task knows about its diagnostic's checker; saved in the checkpoint.
@@ -36,7 +35,7 @@ pub struct CheckVerdict {
 }
 
 /// The origin, file and line of a fix of another tool's diagnostic.
-pub fn origin_of(request: &AgentRequest) -> Option<(&DiagnosticOrigin, &str, usize, &str)> {
+fn origin_of(request: &AgentRequest) -> Option<(&DiagnosticOrigin, &str, usize, &str)> {
     match request {
         AgentRequest::Fix { target: Some(loc), origin: Some(o), from_tests: false, message } => {
             Some((o, loc.path.as_str(), loc.focus(), message.as_deref().unwrap_or("")))
@@ -102,11 +101,7 @@ pub async fn verify(
     let name = check.checker.as_ref()?;
     let config = env.config.checkers.get(name)?.clone();
     let checker = crate::sandbox::Checker { name: name.clone(), config };
-    let mut overlays = env.sources.overlays();
-    for (path, text) in changes {
-        overlays.retain(|o| o.rel_path != Path::new(path));
-        overlays.push(BufferOverlay { rel_path: PathBuf::from(path), text: text.clone() });
-    }
+    let overlays = super::steps::overlays_with(env, changes);
     let report = match run_checker(&env.config, &env.paths, &overlays, &checker, cancel).await {
         Ok(r) => r,
         Err(e) => {

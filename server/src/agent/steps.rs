@@ -36,17 +36,23 @@ fn ev(t: EventType, payload: serde_json::Value) -> NewEvent {
     NewEvent::new(t, payload)
 }
 
+/// The user's buffers with `extra` files (path, text) laid over them: what a shadow run sees.
+pub(super) fn overlays_with(env: &AgentEnv, extra: &[(String, String)]) -> Vec<BufferOverlay> {
+    let mut overlays = env.sources.overlays();
+    for (path, text) in extra {
+        overlays.retain(|o| o.rel_path != Path::new(path));
+        overlays.push(BufferOverlay { rel_path: PathBuf::from(path), text: text.clone() });
+    }
+    overlays
+}
+
 /// Runs the project's tests in a fresh shadow with `extra` files (path, text) overlaid on the user's buffers.
 pub async fn run_tests(
     env: &AgentEnv,
     extra: &[(String, String)],
     cancel: &CancellationToken,
 ) -> Result<TestSummary, SandboxError> {
-    let mut overlays = env.sources.overlays();
-    for (path, text) in extra {
-        overlays.retain(|o| o.rel_path != Path::new(path));
-        overlays.push(BufferOverlay { rel_path: PathBuf::from(path), text: text.clone() });
-    }
+    let overlays = overlays_with(env, extra);
     let report = run_project_tests(&env.config, &env.paths, &overlays, cancel).await?;
     Ok(TestSummary::from_report(&report, &report.why))
 }

@@ -24,7 +24,7 @@ pub(super) async fn first_checked_error(ctx: &CliContext) -> anyhow::Result<Opti
         let checker = match choice {
             CheckerChoice::Use(c) => c,
             other => {
-                eprintln!("{}", other.not_rechecked().unwrap_or_default().replacen("not re-checked: ", "skipped: ", 1));
+                eprintln!("skipped: {}", other.why_not().unwrap_or_default());
                 continue;
             }
         };

@@ -2,7 +2,7 @@
 //! `ruff`, `pyright`, `mypy`) in a shadow, to see whether it still reports it.
 
 use super::check_parse::{parse_check_output, CheckedDiagnostic};
-use super::tests_run::{remove_shadow, set_build_env, shadow_with_overlays, tail};
+use super::tests_run::{output_for_people, remove_shadow, set_build_env, shadow_with_overlays, tail};
 use super::{run_sandboxed, BufferOverlay, RunEnd, RunSpec, SandboxError};
 use crate::config::{CheckerConfig, Config};
 use crate::paths::WorkspacePaths;
@@ -42,18 +42,23 @@ pub enum CheckerChoice {
 }
 
 impl CheckerChoice {
-    /// Why a patch is not re-checked, for the proposal; `None` when it is.
-    pub fn not_rechecked(&self) -> Option<String> {
+    /// Why no checker can run, in words; `None` when one can.
+    pub fn why_not(&self) -> Option<String> {
         match self {
             Self::Use(_) => None,
-            Self::NoChecker { source } => Some(format!(
-                "not re-checked: no checker for source `{source}` (add one as [checkers.NAME] in the config)"
-            )),
+            Self::NoChecker { source } => {
+                Some(format!("no checker for source `{source}` (add one as [checkers.NAME] in the config)"))
+            }
             Self::NotInstalled { checker, program, install } => {
                 let fix = if install.is_empty() { String::new() } else { format!("; {install}") };
-                Some(format!("not re-checked: the {checker} checker needs `{program}`, which is not on PATH{fix}"))
+                Some(format!("the {checker} checker needs `{program}`, which is not on PATH{fix}"))
             }
         }
+    }
+
+    /// Why a patch is not re-checked, for the proposal; `None` when it is.
+    pub fn not_rechecked(&self) -> Option<String> {
+        self.why_not().map(|why| format!("not re-checked: {why}"))
     }
 }
 
@@ -145,8 +150,7 @@ pub async fn run_checker(
         set_build_env(&mut spec, paths)?;
         let out = run_sandboxed(&spec, cancel).await?;
         let diagnostics = parse_check_output(checker.config.format, &out.stdout.text, shadow.path());
-        let combined =
-            format!("{}\n{}", out.stdout.text, out.stderr.text).replace(&format!("{}/", shadow.path().display()), "");
+        let combined = format!("{}\n{}", out.stdout.text, out.stderr.text);
         let failed = |reason: String| SandboxError::CheckerFailed {
             checker: checker.name.clone(),
             command: checker.display(),
@@ -168,7 +172,7 @@ pub async fn run_checker(
             checker: checker.name.clone(),
             command: checker.display(),
             diagnostics,
-            output_tail: tail(&combined, sc.output_tail_bytes as usize),
+            output_tail: output_for_people(&combined, &shadow, sc.output_tail_bytes as usize),
             duration: out.duration,
         })
     }

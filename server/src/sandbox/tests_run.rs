@@ -120,11 +120,7 @@ pub async fn run_tests_in_shadow(
         end: out.end,
         failures,
         duration: out.duration,
-        // The shadow's path means nothing to the user or the model; their own paths do.
-        output_tail: tail(
-            &combined.replace(&format!("{}/", shadow.path().display()), ""),
-            sc.output_tail_bytes as usize,
-        ),
+        output_tail: output_for_people(&combined, shadow, sc.output_tail_bytes as usize),
         mechanisms: out.mechanisms,
     })
 }
@@ -142,6 +138,12 @@ pub(super) fn set_build_env(spec: &mut RunSpec, paths: &WorkspacePaths) -> Resul
     spec.set_env("NO_COLOR", "1");
     spec.writable.dirs.push(target);
     Ok(())
+}
+
+/// The end (`max` bytes) of a run's output with the shadow's paths made the
+/// workspace's: the shadow's path means nothing to the user or the model.
+pub(super) fn output_for_people(output: &str, shadow: &ShadowWorkspace, max: usize) -> String {
+    tail(&output.replace(&format!("{}/", shadow.path().display()), ""), max)
 }
 
 /// The last `max` bytes of `s` (at a character boundary).
