@@ -11,6 +11,7 @@ log() { printf '[test %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 t0=$SECONDS
 
 scripts/setup.sh
+python3 scripts/check_codemap.py
 . scripts/apt.sh
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/tinycoder/cargo-target}
 export CARGO_TERM_COLOR=never

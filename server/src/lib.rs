@@ -1,8 +1,9 @@
 //! tinycoder: a language server that puts a local coding agent inside any LSP editor.
 //!
 //! Layers, bottom to top (each depends only on layers listed before it):
-//! `contracts` → `config` → `text` → `syntax` → `llm` → `store` → `memory` → `index` →
-//! `context` → `edits` → `undo` → `sandbox` → `agent` → `lsp` / `cli` (adapters).
+//! `contracts`, `paths`, `text`, `syntax` → `config` → `llm` → `store` → `memory` →
+//! `index` → `context` → `complete` → `edits` → `undo` → `sandbox` → `agent` →
+//! `lsp` / `acp` / `cli` (adapters over `agent::Workspace`).
 //! See `docs/architecture.md` for the codemap and invariants.
 
 pub mod acp;

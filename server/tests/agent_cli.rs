@@ -177,3 +177,105 @@ fn fix_with_the_model_server_down_says_so_and_writes_nothing() {
     assert!(stderr.contains("not reachable") || stderr.contains("could not connect"), "{stderr}");
     assert_eq!(std::fs::read_to_string(project.join("shop/prices.py")).unwrap(), before);
 }
+
+const DISCOUNT: &str = "\
+def discounted(price, percent):
+    if percent < 0 or percent > 100:
+        raise ValueError(\"percent must be between 0 and 100\")
+    return price - price * percent / 100
+";
+
+const DISCOUNT_TESTS: &str = "\
+from shop.discount import discounted
+
+
+def test_no_discount():
+    assert discounted(50, 0) == 50
+";
+
+/// The agent fixture (its failing test left out) plus an undocumented module with one test, in a fresh home; the
+/// model server's URL (up) and the environment with retries and no critic.
+async fn discount_project() -> (tempfile::TempDir, std::path::PathBuf, Vec<(String, String)>) {
+    let url = common::openai_url();
+    common::require_server(&url, "/health").await;
+    let home = tempfile::tempdir().unwrap();
+    let project = home.path().join("shop");
+    common::copy_fixture("agent-python", &project);
+    std::fs::write(project.join("shop/discount.py"), DISCOUNT).unwrap();
+    std::fs::write(project.join("tests/test_discount.py"), DISCOUNT_TESTS).unwrap();
+    // Green before the change, so the tests on the tree after it say what the change did.
+    std::fs::remove_file(project.join("tests/test_prices.py")).unwrap();
+    let mut env = common::agent_env(&url, home.path());
+    env.push(("TINYCODER_RUNTIME__MAX_RETRIES".into(), "2".into()));
+    env.push(("TINYCODER_RUNTIME__CRITIC".into(), "false".into()));
+    (home, project, env)
+}
+
+fn json_report(out: &std::process::Output) -> Value {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("--json prints one object ({e}); stderr:\n{stderr}"))
+}
+
+/// `tinycoder document FILE:LINE --yes` writes a docstring into that function and
+/// changes no code: the syntax trees without docstrings are the same.
+#[tokio::test(flavor = "multi_thread")]
+async fn document_writes_a_docstring_and_changes_no_code() {
+    let (_home, project, env) = discount_project().await;
+    let out = tokio::task::block_in_place(|| {
+        tinycoder_with(&project, env.clone(), &["document", "shop/discount.py:2", "--yes", "--json"])
+    });
+    let report = json_report(&out);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(report["status"], "patched", "{report:#}\n{stderr}");
+    assert_eq!(
+        (report["applied"].clone(), report["files_changed"].clone()),
+        (true.into(), serde_json::json!(["shop/discount.py"])),
+        "{report:#}"
+    );
+    let file = project.join("shop/discount.py");
+    let same_code = format!(
+        "import ast,sys\n\
+         def strip(t):\n    f = ast.parse(t).body[0]\n    b = f.body[1:] if ast.get_docstring(f) else f.body\n    return ast.dump(ast.Module(body=b, type_ignores=[]))\n\
+         new = open(sys.argv[1]).read()\n\
+         assert ast.get_docstring(ast.parse(new).body[0]), 'no docstring'\n\
+         assert strip(new) == strip({DISCOUNT:?}), 'the code changed'\n"
+    );
+    let ok = Command::new("python3").args(["-c", &same_code]).arg(&file).status().expect("python3").success();
+    assert!(ok, "a docstring and the same code:\n{}", std::fs::read_to_string(&file).unwrap());
+    assert_eq!(report["tests_real_tree"]["passed"], true, "{report:#}");
+    assert!(common::pytest_passes(&project), "pytest itself agrees");
+}
+
+/// `tinycoder document` on a line outside any definition says so and writes nothing.
+#[tokio::test(flavor = "multi_thread")]
+async fn document_outside_a_definition_says_so_and_writes_nothing() {
+    let (_home, project, env) = discount_project().await;
+    std::fs::write(project.join("shop/constants.py"), "RATE = 3\n").unwrap();
+    let out =
+        tokio::task::block_in_place(|| tinycoder_with(&project, env, &["document", "shop/constants.py:1", "--yes"]));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("there is no function or class at shop/constants.py:1 to document"), "{stderr}");
+    assert_eq!(std::fs::read_to_string(project.join("shop/constants.py")).unwrap(), "RATE = 3\n");
+}
+
+/// `tinycoder tests FILE:LINE --yes` adds tests for that function to its test file;
+/// they pass on the real tree, and the existing test stays.
+#[tokio::test(flavor = "multi_thread")]
+async fn write_tests_adds_passing_tests_to_the_test_file() {
+    let (_home, project, env) = discount_project().await;
+    let args = ["tests", "shop/discount.py:1", "--test-file", "tests/test_discount.py", "--yes", "--json"];
+    let out = tokio::task::block_in_place(|| tinycoder_with(&project, env, &args));
+    let report = json_report(&out);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(report["status"], "patched", "{report:#}\n{stderr}");
+    assert_eq!(report["files_changed"], serde_json::json!(["tests/test_discount.py"]), "{report:#}");
+    let after = std::fs::read_to_string(project.join("tests/test_discount.py")).unwrap();
+    assert!(
+        after.contains("def test_no_discount():\n    assert discounted(50, 0) == 50"),
+        "the existing test stays:\n{after}"
+    );
+    assert!(after.matches("def test_").count() >= 2, "at least one new test:\n{after}");
+    assert_eq!(report["tests_real_tree"]["passed"], true, "the new tests pass on the tree:\n{after}\n{report:#}");
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+}

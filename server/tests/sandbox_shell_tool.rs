@@ -7,8 +7,8 @@ mod common;
 use std::sync::Mutex;
 use tinycoder::contracts::{StrategyChoice, StrategyQuestion};
 use tinycoder::sandbox::{
-    HumanPort, JsonPermissionStore, PermissionChoice, PermissionPolicy, PermissionRequest, PermissionStore,
-    ShadowWorkspace, ShellOutcome, ShellTool,
+    HumanPort, PermissionChoice, PermissionPolicy, PermissionRequest, PermissionStore, ShadowWorkspace, ShellOutcome,
+    ShellTool, SqlitePermissionStore,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -34,7 +34,12 @@ impl HumanPort for ScriptedHuman {
     }
 }
 
-#[tokio::test]
+/// The workspace store's permission decisions, in `data`.
+fn decisions(data: &std::path::Path) -> SqlitePermissionStore {
+    SqlitePermissionStore::new(tinycoder::store::Store::open(&data.join("db.sqlite3"), Default::default()).unwrap())
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn decisions_gate_runs_and_persist() {
     common::hermetic_dirs();
     let ws = tempfile::tempdir().unwrap();
@@ -43,7 +48,7 @@ async fn decisions_gate_runs_and_persist() {
     let data = tempfile::tempdir().unwrap();
     let config = common::default_config();
     let policy = PermissionPolicy::new(&config.permissions, ws.path()).unwrap();
-    let store = JsonPermissionStore::new(data.path());
+    let store = decisions(data.path());
     use PermissionChoice::*;
     let human = ScriptedHuman {
         answers: Mutex::new(vec![AllowOnce, AllowOnce, Deny, AskAlways, AllowAlways]),
@@ -94,7 +99,7 @@ async fn an_unproven_command_asks_then_runs_in_the_sandbox_or_is_refused_unatten
     let data = tempfile::tempdir().unwrap();
     let config = common::default_config();
     let policy = PermissionPolicy::new(&config.permissions, ws.path()).unwrap();
-    let store = JsonPermissionStore::new(data.path());
+    let store = decisions(data.path());
     let cancel = CancellationToken::new();
     let shadow = ShadowWorkspace::create(ws.path(), cache.path(), "shell").unwrap();
     // Harmless, but not provably so: a variable outside `safe_variables` is set for the command.

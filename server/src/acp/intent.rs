@@ -19,6 +19,11 @@ pub enum Intent {
     Run { request: String },
     /// Run the project's tests and report them.
     Test,
+    /// Doc comments for the function or class at `target` (`/document FILE:LINE`).
+    Document { target: Location },
+    /// Tests for the function or class at `target`, added to `test_file` or one the agent picks
+    /// (`/tests FILE:LINE [TEST_FILE]`).
+    AddTests { target: Location, test_file: Option<String> },
 }
 
 fn words(text: &str) -> impl Iterator<Item = String> + '_ {
@@ -71,7 +76,22 @@ pub fn classify(text: &str, files: &[Location], cfg: &AcpConfig, runtime: &Runti
         let args = args.trim();
         match command {
             "ask" => return Intent::Ask { question: args.to_string(), file: file.map(|f| f.path) },
-            "test" | "tests" => return Intent::Test,
+            "test" | "tests" => {
+                // `/tests FILE:LINE [TEST_FILE]` writes tests for that definition; bare `/test` runs them.
+                return match file {
+                    Some(target) if command == "tests" => {
+                        let test_file = files.get(1).map(|f| f.path.clone());
+                        Intent::AddTests { target, test_file }
+                    }
+                    _ => Intent::Test,
+                };
+            }
+            "document" | "doc" => {
+                if let Some(target) = file {
+                    return Intent::Document { target };
+                }
+                return Intent::Ask { question: args.to_string(), file: None };
+            }
             "run" => return Intent::Run { request: run_request(args, files) },
             "fix" => {
                 let message = (!args.is_empty()).then(|| args.to_string());
@@ -157,6 +177,20 @@ mod tests {
             matches!(intent("/edit shop/prices.py:4-6 use sum()"), Intent::Edit { target, .. } if target == Location { path: "shop/prices.py".into(), start_line: 4, end_line: 6 })
         );
         assert!(matches!(intent("/ask fix words inside"), Intent::Ask { .. }));
+        assert_eq!(
+            intent("/document shop/prices.py:7"),
+            Intent::Document { target: Location::line("shop/prices.py", 7) }
+        );
+        assert!(matches!(intent("/document"), Intent::Ask { file: None, .. }), "nothing named: nothing to document");
+        assert_eq!(
+            intent("/tests shop/prices.py:3 tests/test_prices.py"),
+            Intent::AddTests {
+                target: Location::line("shop/prices.py", 3),
+                test_file: Some("tests/test_prices.py".into())
+            }
+        );
+        assert_eq!(intent("/tests"), Intent::Test, "bare /tests runs the tests");
+        assert_eq!(intent("/test shop/prices.py:3"), Intent::Test, "/test always runs them");
     }
 
     #[test]

@@ -32,14 +32,10 @@ pub use server::serve;
 pub enum AcpError {
     #[error("the configuration of {root} is invalid: {source}")]
     Config { root: String, source: Box<crate::config::ConfigError> },
-    #[error("the prompt templates could not be loaded: {0}")]
-    Prompts(#[from] Box<crate::config::PromptError>),
-    #[error("the model client could not be set up: {0}")]
+    #[error("{0}")]
+    Workspace(#[from] Box<crate::agent::WorkspaceError>),
+    #[error("the model call failed: {0}")]
     Model(#[from] Box<crate::llm::LlmError>),
-    #[error("the task store of {root} could not be opened: {source}")]
-    Store { root: String, source: Box<crate::store::StoreError> },
-    #[error("the index of {root} could not be opened: {source}")]
-    Index { root: String, source: Box<crate::index::IndexError> },
     #[error("the workspace `{0}` is not an absolute path to a folder")]
     BadRoot(String),
     #[error("{0}")]
@@ -68,8 +64,8 @@ impl From<crate::llm::LlmError> for AcpError {
     }
 }
 
-impl From<crate::config::PromptError> for AcpError {
-    fn from(e: crate::config::PromptError) -> Self {
-        Self::Prompts(Box::new(e))
+impl From<crate::agent::WorkspaceError> for AcpError {
+    fn from(e: crate::agent::WorkspaceError) -> Self {
+        Self::Workspace(Box::new(e))
     }
 }

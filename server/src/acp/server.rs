@@ -147,13 +147,17 @@ async fn new_session(
     let _ = responder.respond_with_result(result);
 }
 
-async fn open(registry: &Arc<Registry>, cwd: PathBuf) -> Result<Arc<super::session::Workspace>, AcpError> {
+async fn open(registry: &Arc<Registry>, cwd: PathBuf) -> Result<Arc<crate::agent::Workspace>, AcpError> {
     let reg = registry.clone();
     let ws = tokio::task::spawn_blocking(move || reg.workspace(&cwd))
         .await
         .map_err(|e| AcpError::Protocol(format!("opening the workspace stopped: {e}")))??;
     let warm = ws.clone();
-    tokio::spawn(async move { warm.ready().await });
+    tokio::spawn(async move {
+        if let Err(e) = warm.ready().await {
+            tracing::warn!("{e}; retrieval sees what was indexed before");
+        }
+    });
     Ok(ws)
 }
 

@@ -8,14 +8,15 @@
 //! The turn's text and reply persist as a chat session turn.
 
 use super::intent::{classify, mentioned_files, Intent};
-use super::session::{ClientFs, Session, Workspace};
+use super::session::{ClientFs, Session};
 use super::sources::{ClientFiles, ClientSources};
 use super::updates::{self, message, PlanUpdates};
 use super::writes::{WriteOutcome, Writer};
 use super::AcpError;
 use crate::agent::{
-    plan, prepare_answer, AgentEnv, AgentRequest, Location, ReportStatus, Runtime, TaskOptions, TaskReport, TestSummary,
+    plan, prepare_answer, AgentEnv, AgentRequest, Location, ReportStatus, TaskOptions, TaskReport, TestSummary,
 };
+use crate::agent::{Job, JobContext, Workspace};
 use crate::config::ModelRole;
 use crate::contracts::RuntimeEvent;
 use crate::llm::ChatRole;
@@ -53,7 +54,7 @@ impl Turn {
     pub async fn run(self, prompt: Vec<ContentBlock>) -> StopReason {
         let ws = self.session.workspace.clone();
         tokio::select! {
-            _ = ws.ready() => {}
+            r = ws.ready() => if let Err(e) = r { tracing::warn!("{e}; retrieval sees what was indexed before") },
             _ = self.cancel.cancelled() => return StopReason::Cancelled,
         }
         let client = self.fs.read.then(|| self.files.clone());
@@ -73,7 +74,7 @@ impl Turn {
                     from_tests: false,
                     origin: None,
                 };
-                self.agent(&env, &sources, request).await
+                self.agent(&env, &sources, new_job(request)).await
             }
             Intent::Edit { target, instruction } => {
                 let request = AgentRequest::Edit {
@@ -81,7 +82,15 @@ impl Turn {
                     instruction: instruction.clone(),
                     comments_only: false,
                 };
-                self.agent(&env, &sources, request).await
+                self.agent(&env, &sources, new_job(request)).await
+            }
+            Intent::Document { target } => {
+                let (path, line) = (target.path.clone(), target.start_line);
+                self.agent(&env, &sources, Job::Document { task_id: new_task_id(), path, line }).await
+            }
+            Intent::AddTests { target, test_file } => {
+                let request = AgentRequest::AddTests { target: target.clone(), test_file: test_file.clone() };
+                self.agent(&env, &sources, new_job(request)).await
             }
             Intent::Run { request } => self.planned(&env, &sources, request).await,
         };
@@ -217,16 +226,17 @@ impl Turn {
 
     /// A fix or an edit through the runtime loop, its events streamed; the tested patch is
     /// written after permission and the tests run again on the user's files.
-    async fn agent(&self, env: &AgentEnv, sources: &ClientSources, request: AgentRequest) -> Result<String, AcpError> {
+    async fn agent(&self, env: &AgentEnv, sources: &ClientSources, job: Job) -> Result<String, AcpError> {
         let ws = self.ws();
-        let runtime = Runtime::new(env.clone());
-        let task_id = uuid::Uuid::new_v4().to_string();
+        let task_id = job.task_id().to_string();
         let options = TaskOptions {
             best_attempt: ws.config.acp.best_attempt,
             origin: "acp".into(),
             session_id: Some(self.session.id.clone()),
         };
-        let run = runtime.run(&task_id, request, options, self.cancel.clone());
+        let ctx =
+            JobContext { sources: env.sources.clone(), human: env.human.clone(), options, cancel: self.cancel.clone() };
+        let run = ws.start(job, ctx);
         let report =
             self.follow(run, |e| if e.task_id == task_id { updates::project(&ws.root, e) } else { Vec::new() }).await?;
         self.deliver(env, sources, report).await
@@ -399,4 +409,14 @@ fn percent_decode(s: &str) -> String {
         }
     }
     String::from_utf8_lossy(&out).into_owned()
+}
+
+/// A fresh task id.
+fn new_task_id() -> String {
+    uuid::Uuid::new_v4().to_string()
+}
+
+/// A new task for `request`.
+fn new_job(request: AgentRequest) -> Job {
+    Job::New { task_id: new_task_id(), request }
 }

@@ -9,6 +9,8 @@ pub enum AgentError {
     Prompt(#[from] crate::config::PromptError),
     #[error("the context could not be built: {0}")]
     Context(#[from] crate::context::ContextError),
+    #[error("{0}")]
+    Request(String),
     #[error("task {task_id} cannot be resumed: {reason}")]
     Resume { task_id: String, reason: String },
 }

@@ -1,10 +1,9 @@
 //! The router: a pure function of (request, task state, limits) that says what
-//! the runtime does next. It never acts; the runtime applies its directive.
+//! the runtime does next. It never acts; the runtime carries out its [`Step`].
 
 use super::request::AgentRequest;
 use super::state::{AttemptResult, TaskProgress};
-use crate::contracts::{DirectiveType, ExecutionDirective, StrategyChoice};
-use serde_json::json;
+use crate::contracts::StrategyChoice;
 
 /// The limits the router decides within (from `[runtime]` and `[critic]`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -21,29 +20,62 @@ pub struct RouterLimits {
     pub attempts_per_strategy: u32,
 }
 
-fn directive(t: DirectiveType, payload: serde_json::Value, reason: impl Into<String>) -> ExecutionDirective {
-    ExecutionDirective::new(t, payload, reason)
+/// The next thing the runtime does: a closed set, so every step has its handler.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Step {
+    /// Run the project's tests before any change.
+    Baseline,
+    /// Find the file and lines to change.
+    Locate,
+    /// Ask the coder for the next attempt.
+    Attempt,
+    /// Have the critic judge the passing attempt.
+    Critic,
+    /// Remember the error and the fix of the passing attempt.
+    Remember,
+    /// Ask the user what to try next.
+    AskStrategy,
+    /// End the task with a result.
+    Complete(Completion),
+    /// End the task without one (the reason says why).
+    Fail,
+}
+
+/// How a task that ends with a result ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Completion {
+    /// The tests already pass.
+    NothingToFix,
+    /// Attempt `attempt` passed the checks.
+    Patched { attempt: usize },
+    /// No attempt passed; `attempt` is handed back as the best one, as asked.
+    BestAttempt { attempt: usize },
+}
+
+/// A [`Step`] and why, in words a user can read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Decision {
+    pub step: Step,
+    pub reason: String,
+}
+
+fn decide(step: Step, reason: impl Into<String>) -> Decision {
+    Decision { step, reason: reason.into() }
 }
 
 /// What to do next for `request` in state `p`.
-pub fn next_directive(request: &AgentRequest, p: &TaskProgress, limits: &RouterLimits) -> ExecutionDirective {
-    use DirectiveType::*;
+pub fn next_step(request: &AgentRequest, p: &TaskProgress, limits: &RouterLimits) -> Decision {
     if let Some(reason) = &p.stop_reason {
-        return directive(Fail, json!({}), reason.clone());
+        return decide(Step::Fail, reason.clone());
     }
     let Some(baseline) = &p.baseline else {
-        return directive(
-            Tool,
-            json!({"tool": "run_tests", "purpose": "baseline"}),
-            "see which tests fail before any change",
-        );
+        return decide(Step::Baseline, "see which tests fail before any change");
     };
     if p.target.is_none() {
         if let AgentRequest::Fix { target: None, .. } = request {
             if !baseline.available {
-                return directive(
-                    Fail,
-                    json!({}),
+                return decide(
+                    Step::Fail,
                     format!(
                         "there is nothing to start from: {}; name the file and line to fix (e.g. `tinycoder fix src/app.py:12 --message \"…\"`)",
                         baseline.why
@@ -51,24 +83,23 @@ pub fn next_directive(request: &AgentRequest, p: &TaskProgress, limits: &RouterL
                 );
             }
             if baseline.passed {
-                return directive(
-                    Complete,
-                    json!({"nothing_to_fix": true}),
+                return decide(
+                    Step::Complete(Completion::NothingToFix),
                     format!("nothing to fix: {}", baseline.headline()),
                 );
             }
         }
-        return directive(Tool, json!({"tool": "locate"}), "find the file to change");
+        return decide(Step::Locate, "find the file to change");
     }
     let target = p.target.as_ref().map(|t| t.path.clone()).unwrap_or_default();
     if let Some(ok) = p.success() {
         if limits.critic && p.critic.is_none() {
-            return directive(Critic, json!({"attempt": ok.number}), "have the critic judge the passing patch");
+            return decide(Step::Critic, "have the critic judge the passing patch");
         }
         if !p.memory_done {
-            return directive(StoreMemory, json!({"attempt": ok.number}), "remember the error and its fix");
+            return decide(Step::Remember, "remember the error and its fix");
         }
-        return directive(Complete, json!({"attempt": ok.number}), "the patch passed the checks");
+        return decide(Step::Complete(Completion::Patched { attempt: ok.number }), "the patch passed the checks");
     }
     let made = p.attempts.len();
     let stopped = p.strategies.last() == Some(&StrategyChoice::Stop);
@@ -77,31 +108,24 @@ pub fn next_directive(request: &AgentRequest, p: &TaskProgress, limits: &RouterL
     if made >= allowed {
         let last = p.attempts.last().map(describe).unwrap_or_default();
         if stopped {
-            return directive(
-                Fail,
-                json!({"stopped_by_user": true}),
-                format!("stopped after {made} attempt(s), as you chose; last: {last}"),
-            );
+            return decide(Step::Fail, format!("stopped after {made} attempt(s), as you chose; last: {last}"));
         }
         if limits.best_attempt {
             if let Some(best) = p.best_attempt() {
-                return directive(
-                    Complete,
-                    json!({"attempt": best.number, "best_attempt": true}),
+                return decide(
+                    Step::Complete(Completion::BestAttempt { attempt: best.number }),
                     format!("no attempt passed in {made}; handing back the best one as asked ({last})"),
                 );
             }
         }
         if p.strategies.len() < limits.strategy_rounds as usize {
-            return directive(
-                RequestPermission,
-                json!({"question": "strategy"}),
+            return decide(
+                Step::AskStrategy,
                 format!("{made} attempt(s) failed: ask the user what to try next (last: {last})"),
             );
         }
-        return directive(
-            Fail,
-            json!({}),
+        return decide(
+            Step::Fail,
             format!(
                 "no attempt passed the checks in {made} tries (runtime.max_retries = {}); last: {last}",
                 limits.max_retries
@@ -112,7 +136,7 @@ pub fn next_directive(request: &AgentRequest, p: &TaskProgress, limits: &RouterL
         None => format!("write the edit of `{target}`"),
         Some(a) => format!("try again with what went wrong: {}", describe(a)),
     };
-    directive(Coder, json!({"attempt": made + 1, "file": target}), reason)
+    decide(Step::Attempt, reason)
 }
 
 /// One line on how an attempt ended.
@@ -176,51 +200,52 @@ mod tests {
         }
     }
 
-    fn kind(p: &TaskProgress, limits: &RouterLimits) -> DirectiveType {
-        next_directive(&fix(), p, limits).directive_type
+    fn kind(p: &TaskProgress, limits: &RouterLimits) -> Step {
+        next_step(&fix(), p, limits).step
     }
 
     #[test]
     fn a_fix_runs_tests_locates_codes_judges_remembers_and_completes() {
         let mut p = TaskProgress::default();
-        assert_eq!(kind(&p, &LIMITS), DirectiveType::Tool);
+        assert_eq!(kind(&p, &LIMITS), Step::Baseline);
         p.baseline = Some(TestSummary { available: true, passed: true, ..Default::default() });
-        assert_eq!(kind(&p, &LIMITS), DirectiveType::Complete, "green tests: nothing to fix");
+        assert_eq!(kind(&p, &LIMITS), Step::Complete(Completion::NothingToFix), "green tests: nothing to fix");
         p.baseline = Some(TestSummary::unavailable("no test command found"));
-        assert_eq!(kind(&p, &LIMITS), DirectiveType::Fail);
+        assert_eq!(kind(&p, &LIMITS), Step::Fail);
         p.baseline = Some(failing());
-        let d = next_directive(&fix(), &p, &LIMITS);
-        assert_eq!((d.directive_type, d.payload["tool"].as_str()), (DirectiveType::Tool, Some("locate")));
+        assert_eq!(kind(&p, &LIMITS), Step::Locate);
         p.target = Some(target());
-        assert_eq!(kind(&p, &LIMITS), DirectiveType::Coder);
+        assert_eq!(kind(&p, &LIMITS), Step::Attempt);
         p.attempts.push(attempt(1, AttemptResult::Tested { tests: failing(), success: true, why: "ok".into() }));
-        assert_eq!(kind(&p, &LIMITS), DirectiveType::Critic);
+        assert_eq!(kind(&p, &LIMITS), Step::Critic);
         p.critic = Some(crate::agent::state::CriticOutcome::Skipped);
-        assert_eq!(kind(&p, &LIMITS), DirectiveType::StoreMemory);
+        assert_eq!(kind(&p, &LIMITS), Step::Remember);
         p.memory_done = true;
-        assert_eq!(kind(&p, &LIMITS), DirectiveType::Complete);
-        assert_eq!(kind(&p, &RouterLimits { critic: false, ..LIMITS }), DirectiveType::Complete);
+        assert_eq!(kind(&p, &LIMITS), Step::Complete(Completion::Patched { attempt: 1 }));
+        assert_eq!(
+            kind(&p, &RouterLimits { critic: false, ..LIMITS }),
+            Step::Complete(Completion::Patched { attempt: 1 })
+        );
     }
 
     #[test]
     fn retries_stop_at_the_limit_and_the_best_attempt_only_when_asked() {
         let mut p = TaskProgress { baseline: Some(failing()), target: Some(target()), ..Default::default() };
         p.attempts.push(attempt(1, AttemptResult::BadEdit { error: "no code".into() }));
-        let d = next_directive(&fix(), &p, &LIMITS);
-        assert_eq!(d.directive_type, DirectiveType::Coder);
-        assert_eq!(d.payload["attempt"], 2);
+        let d = next_step(&fix(), &p, &LIMITS);
+        assert_eq!(d.step, Step::Attempt);
         assert!(d.reason.contains("no code"), "{}", d.reason);
         p.attempts.push(attempt(
             2,
             AttemptResult::Tested { tests: failing(), success: false, why: "`t` still fails".into() },
         ));
-        let d = next_directive(&fix(), &p, &LIMITS);
-        assert_eq!(d.directive_type, DirectiveType::Fail);
+        let d = next_step(&fix(), &p, &LIMITS);
+        assert_eq!(d.step, Step::Fail);
         assert!(d.reason.contains("2 tries") && d.reason.contains("still fails"), "{}", d.reason);
-        let d = next_directive(&fix(), &p, &RouterLimits { best_attempt: true, ..LIMITS });
-        assert_eq!((d.directive_type, d.payload["best_attempt"].as_bool()), (DirectiveType::Complete, Some(true)));
+        let d = next_step(&fix(), &p, &RouterLimits { best_attempt: true, ..LIMITS });
+        assert_eq!(d.step, Step::Complete(Completion::BestAttempt { attempt: 2 }));
         p.stop_reason = Some("cancelled".into());
-        assert_eq!(kind(&p, &RouterLimits { best_attempt: true, ..LIMITS }), DirectiveType::Fail);
+        assert_eq!(kind(&p, &RouterLimits { best_attempt: true, ..LIMITS }), Step::Fail);
     }
 
     #[test]
@@ -229,24 +254,20 @@ mod tests {
         let failed = |n| attempt(n, AttemptResult::BadEdit { error: "no code".into() });
         let mut p = TaskProgress { baseline: Some(failing()), target: Some(target()), ..Default::default() };
         p.attempts.extend([failed(1), failed(2)]);
-        let d = next_directive(&fix(), &p, &limits);
-        assert_eq!(
-            (d.directive_type, d.payload["question"].as_str()),
-            (DirectiveType::RequestPermission, Some("strategy"))
-        );
+        assert_eq!(kind(&p, &limits), Step::AskStrategy);
         p.strategies.push(StrategyChoice::Hint { text: "use round".into() });
-        assert_eq!(kind(&p, &limits), DirectiveType::Coder, "a hint buys one more attempt");
+        assert_eq!(kind(&p, &limits), Step::Attempt, "a hint buys one more attempt");
         p.attempts.push(failed(3));
-        assert_eq!(kind(&p, &limits), DirectiveType::RequestPermission, "asked again, up to strategy_rounds");
+        assert_eq!(kind(&p, &limits), Step::AskStrategy, "asked again, up to strategy_rounds");
         p.strategies.push(StrategyChoice::Stop);
-        let d = next_directive(&fix(), &p, &limits);
-        assert_eq!(d.directive_type, DirectiveType::Fail);
+        let d = next_step(&fix(), &p, &limits);
+        assert_eq!(d.step, Step::Fail);
         assert!(d.reason.contains("as you chose"), "{}", d.reason);
         // Rounds spent: no more questions, the usual end.
         p.strategies = vec![StrategyChoice::MoreContext, StrategyChoice::OtherApproach];
         p.attempts.push(failed(4));
-        let d = next_directive(&fix(), &p, &limits);
-        assert_eq!(d.directive_type, DirectiveType::Fail);
+        let d = next_step(&fix(), &p, &limits);
+        assert_eq!(d.step, Step::Fail);
         assert!(d.reason.contains("4 tries"), "{}", d.reason);
     }
 }

@@ -6,11 +6,11 @@
 use super::env::AgentEnv;
 use super::report::{ReportStatus, TaskReport};
 use super::request::{AgentRequest, TaskOptions};
-use super::router::{next_directive, RouterLimits};
+use super::router::{next_step, Completion, RouterLimits, Step};
 use super::state::TaskProgress;
 use super::steps::{self, StepEnd};
 use super::AgentError;
-use crate::contracts::{DirectiveType, EventType, TaskStatus};
+use crate::contracts::{EventType, TaskStatus};
 use crate::store::{CheckpointDraft, NewEvent, NewTask, UnfinishedTask};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -227,37 +227,23 @@ impl Runtime {
                 task.progress.stop_reason =
                     Some(format!("the task took longer than runtime.task_timeout_s ({} s)", rt.task_timeout_s));
             }
-            let d = next_directive(&task.request, &task.progress, &self.limits(&task.options));
-            tracing::debug!(task = %task.id, directive = ?d.directive_type, reason = %d.reason, "next step");
+            let d = next_step(&task.request, &task.progress, &self.limits(&task.options));
+            tracing::debug!(task = %task.id, step = ?d.step, reason = %d.reason, "next step");
             let step_cancel = cancel.child_token();
             let limit =
                 step_limit.min(task_deadline.saturating_duration_since(Instant::now()).max(Duration::from_secs(1)));
-            let end = match d.directive_type {
-                DirectiveType::Tool if d.payload["tool"] == "run_tests" => {
-                    self.timed(steps::baseline(&self.env, &mut task, &step_cancel), &step_cancel, limit).await
+            let env = &self.env;
+            let end = match d.step {
+                Step::Baseline => self.timed(steps::baseline(env, &mut task, &step_cancel), &step_cancel, limit).await,
+                Step::Locate => self.timed(steps::locate(env, &mut task, &step_cancel), &step_cancel, limit).await,
+                Step::Attempt => self.timed(steps::attempt(env, &mut task, &step_cancel), &step_cancel, limit).await,
+                Step::Critic => self.timed(steps::critic(env, &mut task, &step_cancel), &step_cancel, limit).await,
+                Step::Remember => self.timed(steps::remember(env, &mut task), &step_cancel, limit).await,
+                Step::AskStrategy => {
+                    self.timed(super::strategy::ask(env, &mut task, &step_cancel), &step_cancel, limit).await
                 }
-                DirectiveType::Tool => {
-                    self.timed(steps::locate(&self.env, &mut task, &step_cancel), &step_cancel, limit).await
-                }
-                DirectiveType::Coder => {
-                    self.timed(steps::attempt(&self.env, &mut task, &step_cancel), &step_cancel, limit).await
-                }
-                DirectiveType::Critic => {
-                    self.timed(steps::critic(&self.env, &mut task, &step_cancel), &step_cancel, limit).await
-                }
-                DirectiveType::StoreMemory => {
-                    self.timed(steps::remember(&self.env, &mut task), &step_cancel, limit).await
-                }
-                DirectiveType::RequestPermission if d.payload["question"] == "strategy" => {
-                    self.timed(super::strategy::ask(&self.env, &mut task, &step_cancel), &step_cancel, limit).await
-                }
-                DirectiveType::Complete => return self.complete(&mut task, &d.payload, &d.reason, started).await,
-                DirectiveType::Fail => return self.fail(&mut task, &d.reason, started).await,
-                other => {
-                    task.progress.stop_reason =
-                        Some(format!("tinycoder cannot carry out a `{other:?}` step for this request"));
-                    Ok(StepEnd::Done)
-                }
+                Step::Complete(how) => return self.complete(&mut task, how, &d.reason, started).await,
+                Step::Fail => return self.fail(&mut task, &d.reason, started).await,
             }?;
             if end == StepEnd::Cancelled && !cancel.is_cancelled() {
                 task.progress.stop_reason = Some(format!(
@@ -286,18 +272,17 @@ impl Runtime {
     async fn complete(
         &self,
         task: &mut Task,
-        payload: &serde_json::Value,
+        how: Completion,
         reason: &str,
         started: Instant,
     ) -> Result<TaskReport, AgentError> {
         let elapsed = started.elapsed().as_millis() as u64;
         let p = &task.progress;
-        let (status, chosen) = if payload["nothing_to_fix"] == true {
-            (ReportStatus::NothingToFix, None)
-        } else if payload["best_attempt"] == true {
-            (ReportStatus::BestAttempt, p.best_attempt())
-        } else {
-            (ReportStatus::Patched, p.success())
+        let attempt = |n: usize| p.attempts.iter().find(|a| a.number == n);
+        let (status, chosen) = match how {
+            Completion::NothingToFix => (ReportStatus::NothingToFix, None),
+            Completion::BestAttempt { attempt: n } => (ReportStatus::BestAttempt, attempt(n)),
+            Completion::Patched { attempt: n } => (ReportStatus::Patched, attempt(n)),
         };
         let summary = match (status, chosen.and_then(|a| p.patch_of(a))) {
             (ReportStatus::NothingToFix, _) => reason.to_string(),

@@ -559,9 +559,9 @@ async fn broad_messages(
 
 fn mode_of(request: &AgentRequest) -> &'static str {
     match request {
-        AgentRequest::Fix { .. } => crate::contracts::CoderMode::Fix.as_str(),
-        AgentRequest::Edit { .. } => crate::contracts::CoderMode::Refactor.as_str(),
-        AgentRequest::AddTests { .. } => crate::contracts::CoderMode::Test.as_str(),
+        AgentRequest::Fix { .. } => "fix",
+        AgentRequest::Edit { .. } => "refactor",
+        AgentRequest::AddTests { .. } => "test",
     }
 }
 

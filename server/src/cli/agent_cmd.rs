@@ -6,13 +6,11 @@
 
 use super::CliContext;
 use crate::agent::{
-    describe_event, AgentEnv, AgentRequest, DiagnosticOrigin, DiskSources, Location, ReportStatus, Runtime,
-    TaskOptions, TaskReport, TestSummary,
+    describe_event, AgentEnv, AgentRequest, DiagnosticOrigin, DiskSources, Job, JobContext, Location, ReportStatus,
+    TaskOptions, TaskReport, TestSummary, Workspace,
 };
 use crate::edits::Patch;
-use crate::index::WorkspaceIndex;
 use crate::store::EventBus;
-use anyhow::Context;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -105,7 +103,7 @@ pub async fn run_edit(args: EditArgs, workspace: Option<PathBuf>) -> anyhow::Res
     .await
 }
 
-/// Whether [`agent_env`] checks that the coder's model answers before indexing.
+/// Whether [`open_workspace`] checks that the coder's model answers before indexing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum ModelCheck {
     /// The command calls the model: fail at once when its server or model is missing.
@@ -114,37 +112,41 @@ pub(super) enum ModelCheck {
     Deferred,
 }
 
-/// The environment of the workspace: model, store, index (brought up to date).
-/// Local problems (store, index) are reported first, then the model's, before the
-/// index catches up and before any task starts.
-pub(super) async fn agent_env(ctx: &CliContext, check: ModelCheck) -> anyhow::Result<AgentEnv> {
-    let config = ctx.loaded.config.clone();
-    let prompts = ctx.prompts()?;
-    let model = crate::llm::client_from_config(&config)?;
-    let human: Arc<dyn crate::sandbox::HumanPort> = Arc::new(super::permissions::TerminalHuman::new(&config));
-    let paths = ctx.paths();
-    let store = crate::store::open_workspace(&ctx.workspace, &config)?;
-    let mut index_cfg = config.clone();
-    index_cfg.index.watch = false;
-    let index = Arc::new(
-        WorkspaceIndex::open_for_workspace(&ctx.workspace, &index_cfg)
-            .with_context(|| format!("cannot open the index of {}", ctx.workspace.display()))?,
-    );
+/// The workspace (model, store, index brought up to date). Local problems (store,
+/// index) are reported first, then the model's, before the index catches up and
+/// before any task starts.
+pub(super) async fn open_workspace(ctx: &CliContext, check: ModelCheck) -> anyhow::Result<Workspace> {
+    let ws = Workspace::open(&ctx.workspace, ctx.loaded.config.clone())?;
     if check == ModelCheck::Now {
-        model.check_ready(crate::config::ModelRole::Coder).await?;
+        ws.model.check_ready(crate::config::ModelRole::Coder).await?;
     }
-    let sync = index.clone();
-    tokio::task::spawn_blocking(move || sync.index_all(|_| {}, &CancellationToken::new())).await??;
-    Ok(AgentEnv {
-        config,
-        prompts,
-        model,
-        bus: EventBus::new(store),
-        index,
-        paths,
+    ws.ready().await.map_err(anyhow::Error::msg)?;
+    Ok(ws)
+}
+
+/// The agent's environment in a terminal: the files on disk, questions asked on stderr.
+pub(super) fn terminal_env(ctx: &CliContext, ws: &Workspace) -> AgentEnv {
+    ws.env(Arc::new(DiskSources::new(&ctx.workspace)), terminal_human(ctx))
+}
+
+fn terminal_human(ctx: &CliContext) -> Arc<dyn crate::sandbox::HumanPort> {
+    Arc::new(super::permissions::TerminalHuman::new(&ctx.loaded.config))
+}
+
+/// [`open_workspace`] and [`terminal_env`] together, for commands that run one step themselves.
+pub(super) async fn agent_env(ctx: &CliContext, check: ModelCheck) -> anyhow::Result<AgentEnv> {
+    let ws = open_workspace(ctx, check).await?;
+    Ok(terminal_env(ctx, &ws))
+}
+
+/// What a job started from the terminal runs with: the disk, the terminal, Ctrl-C.
+fn job_context(ctx: &CliContext, apply: &ApplyArgs, cancel: CancellationToken) -> JobContext {
+    JobContext {
         sources: Arc::new(DiskSources::new(&ctx.workspace)),
-        human,
-    })
+        human: terminal_human(ctx),
+        options: TaskOptions { best_attempt: apply.best_attempt, origin: "cli".into(), session_id: None },
+        cancel,
+    }
 }
 
 pub(super) fn ctrl_c_token() -> CancellationToken {
@@ -186,30 +188,32 @@ async fn run_request(request: AgentRequest, apply: &ApplyArgs, workspace: Option
 }
 
 async fn run_request_in(ctx: CliContext, request: AgentRequest, apply: &ApplyArgs) -> anyhow::Result<ExitCode> {
-    let env = agent_env(&ctx, ModelCheck::Now).await?;
-    let unfinished = env.bus.unfinished_tasks().await?;
+    let task_id = uuid::Uuid::new_v4().to_string();
+    run_job(ctx, Job::New { task_id, request }, apply).await
+}
+
+/// Runs a new job in the workspace of `ctx`, its progress on stderr, then [`finish`]es it.
+pub(super) async fn run_job(ctx: CliContext, job: Job, apply: &ApplyArgs) -> anyhow::Result<ExitCode> {
+    let ws = open_workspace(&ctx, ModelCheck::Now).await?;
+    let unfinished = ws.bus.unfinished_tasks().await?;
     if !unfinished.is_empty() {
         eprintln!(
             "note: {} unfinished task(s) from an earlier run; `tinycoder resume` continues them",
             unfinished.len()
         );
     }
-    let runtime = Runtime::new(env);
-    let task_id = uuid::Uuid::new_v4().to_string();
-    let printer = follow(&runtime.env().bus, &task_id);
-    let options = TaskOptions { best_attempt: apply.best_attempt, origin: "cli".into(), session_id: None };
+    let printer = follow(&ws.bus, job.task_id());
     let cancel = ctrl_c_token();
-    let report = runtime.run(&task_id, request, options, cancel.clone()).await?;
+    let report = ws.start(job, job_context(&ctx, apply, cancel.clone())).await?;
     let _ = tokio::time::timeout(std::time::Duration::from_millis(500), printer).await;
-    finish(&runtime, report, apply, cancel.is_cancelled(), None).await
+    finish(&terminal_env(&ctx, &ws), report, apply, cancel.is_cancelled(), None).await
 }
 
 /// `tinycoder resume [TASK]`: continues unfinished tasks from their checkpoints.
 pub async fn run_resume(args: ResumeArgs, workspace: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     let ctx = CliContext::load(workspace)?;
-    let env = agent_env(&ctx, ModelCheck::Deferred).await?;
-    let runtime = Runtime::new(env);
-    let mut unfinished = runtime.env().bus.unfinished_tasks().await?;
+    let ws = open_workspace(&ctx, ModelCheck::Deferred).await?;
+    let mut unfinished = ws.bus.unfinished_tasks().await?;
     if let Some(id) = &args.task {
         unfinished.retain(|u| u.task.task_id.starts_with(id.as_str()));
         anyhow::ensure!(!unfinished.is_empty(), "no unfinished task starts with `{id}` (see `tinycoder events`)");
@@ -218,15 +222,16 @@ pub async fn run_resume(args: ResumeArgs, workspace: Option<PathBuf>) -> anyhow:
         eprintln!("no unfinished tasks");
         return Ok(ExitCode::SUCCESS);
     }
-    runtime.env().model.check_ready(crate::config::ModelRole::Coder).await?;
+    ws.model.check_ready(crate::config::ModelRole::Coder).await?;
+    let env = terminal_env(&ctx, &ws);
     let mut code = ExitCode::SUCCESS;
     for u in unfinished {
-        let printer = follow(&runtime.env().bus, &u.task.task_id);
+        let printer = follow(&ws.bus, &u.task.task_id);
         let cancel = ctrl_c_token();
-        match runtime.resume(&u, cancel.clone()).await {
+        match ws.start(Job::Resume(Box::new(u)), job_context(&ctx, &args.apply, cancel.clone())).await {
             Ok(report) => {
                 let _ = tokio::time::timeout(std::time::Duration::from_millis(500), printer).await;
-                code = finish(&runtime, report, &args.apply, cancel.is_cancelled(), None).await?;
+                code = finish(&env, report, &args.apply, cancel.is_cancelled(), None).await?;
             }
             Err(e) => {
                 eprintln!("{e}");
@@ -239,13 +244,12 @@ pub async fn run_resume(args: ResumeArgs, workspace: Option<PathBuf>) -> anyhow:
 
 /// Shows the outcome, writes the patch when agreed, re-runs the tests on the real tree.
 pub(super) async fn finish(
-    runtime: &Runtime,
+    env: &AgentEnv,
     report: TaskReport,
     apply: &ApplyArgs,
     cancelled: bool,
     extra: Option<serde_json::Value>,
 ) -> anyhow::Result<ExitCode> {
-    let env = runtime.env();
     let mut applied = false;
     let mut real_tree: Option<TestSummary> = None;
     let mut note = String::new();

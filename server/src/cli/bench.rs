@@ -4,9 +4,12 @@
 //! for every run, so the corpus is never touched) and `task.toml`.
 
 use super::CliContext;
-use crate::agent::{AgentEnv, AgentRequest, DiskSources, ReportStatus, Runtime, TaskOptions, TaskReport};
+use crate::agent::{
+    AgentEnv, AgentRequest, DiskSources, Job, JobContext, ReportStatus, TaskOptions, TaskReport, Workspace,
+    WorkspaceParts,
+};
 use crate::index::WorkspaceIndex;
-use crate::store::{EventBus, Store, StoreSettings};
+use crate::store::{Store, StoreSettings};
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -181,42 +184,39 @@ pub async fn run(args: Args, workspace: Option<PathBuf>) -> anyhow::Result<ExitC
         };
         let store =
             Store::open(&paths.data_dir.join(crate::store::DB_FILE_NAME), StoreSettings::from_config(&config.store))?;
-        let index = WorkspaceIndex::open(&root, &paths.cache_dir.join("index"), &config.index)?;
-        let index = Arc::new(index);
-        let sync = index.clone();
-        tokio::task::spawn_blocking(move || sync.index_all(|_| {}, &CancellationToken::new())).await??;
-        let env = AgentEnv {
+        let index = Arc::new(WorkspaceIndex::open(&root, &paths.cache_dir.join("index"), &config.index)?);
+        let ws = Workspace::from_parts(WorkspaceParts {
             config: config.clone(),
             prompts: prompts.clone(),
             model: model.clone(),
-            bus: EventBus::new(store),
+            store,
             index,
             paths,
-            sources: Arc::new(DiskSources::new(&root)),
-            human: Arc::new(crate::sandbox::NonInteractiveHuman::from(&config)),
-        };
+        });
+        ws.ready().await.map_err(anyhow::Error::msg)?;
+        let human: Arc<dyn crate::sandbox::HumanPort> = Arc::new(crate::sandbox::NonInteractiveHuman::from(&config));
+        let env = ws.env(Arc::new(DiskSources::new(&root)), human.clone());
         // One-file fixes start from the failing test; a multi-file task with a request runs it
         // as a planned request (router, planner, steps), as `tinycoder run` does.
         let started = Instant::now();
         let task_id = uuid::Uuid::new_v4().to_string();
         let options = TaskOptions { origin: "bench".into(), ..Default::default() };
-        let (report, steps, runtime) = match (&spec.request, spec.kind.as_str()) {
+        let (report, steps) = match (&spec.request, spec.kind.as_str()) {
             (Some(r), "multi") => {
                 eprintln!("   request: {r}");
                 let out =
                     crate::agent::plan::run_request(&env, &task_id, r, None, options, CancellationToken::new()).await?;
                 eprintln!("   plan: {} ({} step(s))", out.route.reason(), out.steps.len());
-                (out.report, Some(out.steps.len()), Runtime::new(env))
+                (out.report, Some(out.steps.len()))
             }
             _ => {
                 let message = args.describe.then(|| spec.description.clone());
                 let request = AgentRequest::Fix { target: None, message, from_tests: false, origin: None };
-                let runtime = Runtime::new(env);
-                let report = runtime.run(&task_id, request, options, CancellationToken::new()).await?;
-                (report, None, runtime)
+                let ctx = JobContext { sources: env.sources.clone(), human, options, cancel: CancellationToken::new() };
+                (ws.start(Job::New { task_id, request }, ctx).await?, None)
             }
         };
-        let fixed = report.status == ReportStatus::Patched && verify_on_tree(&runtime, &report).await;
+        let fixed = report.status == ReportStatus::Patched && verify_on_tree(&env, &report).await;
         let mut result = summarize(&id, &spec.language, &report, fixed, started.elapsed().as_secs_f64());
         result.steps = steps;
         eprintln!(
@@ -239,12 +239,12 @@ pub async fn run(args: Args, workspace: Option<PathBuf>) -> anyhow::Result<ExitC
 }
 
 /// Writes the patch into the temp copy and runs the tests there: fixed means green on the tree.
-async fn verify_on_tree(runtime: &Runtime, report: &TaskReport) -> bool {
+async fn verify_on_tree(env: &AgentEnv, report: &TaskReport) -> bool {
     let Some(patch) = &report.patch else { return false };
-    if crate::undo::write_patch(&runtime.env().paths.root, patch).is_err() {
+    if crate::undo::write_patch(&env.paths.root, patch).is_err() {
         return false;
     }
-    crate::agent::run_tests(runtime.env(), &[], &CancellationToken::new()).await.map(|t| t.passed).unwrap_or(false)
+    crate::agent::run_tests(env, &[], &CancellationToken::new()).await.map(|t| t.passed).unwrap_or(false)
 }
 
 fn summarize(id: &str, language: &str, report: &TaskReport, fixed: bool, seconds: f64) -> TaskResult {

@@ -12,6 +12,7 @@ mod bench_model;
 mod chat;
 mod check_cmd;
 mod config_cmd;
+mod doc_cmd;
 mod doctor;
 mod events;
 mod index;
@@ -49,6 +50,11 @@ pub enum Command {
     Fix(agent_cmd::FixArgs),
     /// Change FILE[:START-END] as an instruction says, checked by the project's tests.
     Edit(agent_cmd::EditArgs),
+    /// Write doc comments for the function or class at FILE:LINE (only comments change).
+    Document(doc_cmd::DocumentArgs),
+    /// Write tests for the function or class at FILE:LINE; they must pass before they are shown.
+    #[command(name = "write-tests", visible_alias = "tests")]
+    WriteTests(doc_cmd::WriteTestsArgs),
     /// Split a request that spans files into steps and print the validated plan (writes nothing).
     Plan(plan_cmd::PlanArgs),
     /// Carry out a request that may span files: plan, run each step, test the whole patch.
@@ -121,9 +127,7 @@ impl CliContext {
 
     /// The prompt templates: built in, or from `prompts.dir` (relative to the workspace).
     pub fn prompts(&self) -> anyhow::Result<crate::config::PromptLibrary> {
-        // Read as the trust check reads it (the same function).
-        let dir = crate::paths::setting_path(&self.loaded.config.prompts.dir, Some(&self.workspace));
-        Ok(crate::config::PromptLibrary::load(dir.as_deref())?)
+        Ok(crate::config::PromptLibrary::for_workspace(&self.loaded.config, Some(&self.workspace))?)
     }
 
     /// Per-workspace cache and data directories.
@@ -166,6 +170,8 @@ pub fn main() -> ExitCode {
             Command::Acp(a) => acp::run(a, workspace).await,
             Command::Fix(a) => agent_cmd::run_fix(a, workspace).await,
             Command::Edit(a) => agent_cmd::run_edit(a, workspace).await,
+            Command::Document(a) => doc_cmd::run_document(a, workspace).await,
+            Command::WriteTests(a) => doc_cmd::run_write_tests(a, workspace).await,
             Command::Plan(a) => plan_cmd::run_plan(a, workspace).await,
             Command::Run(a) => plan_cmd::run_run(a, workspace).await,
             Command::Resume(a) => agent_cmd::run_resume(a, workspace).await,

@@ -113,9 +113,8 @@ pub async fn run_run(args: RunArgs, workspace: Option<PathBuf>) -> anyhow::Resul
             );
         }
     }
-    let runtime = crate::agent::Runtime::new(env);
     let extra = serde_json::json!({"route": route, "steps": steps});
-    finish(&runtime, report, &args.apply, cancel.is_cancelled(), Some(extra)).await
+    finish(&env, report, &args.apply, cancel.is_cancelled(), Some(extra)).await
 }
 
 /// Prints the events of the task and of its steps' tasks until the task ends.

@@ -106,6 +106,12 @@ pub struct PromptLibrary {
 }
 
 impl PromptLibrary {
+    /// The prompts `config` names for the workspace at `root`: built in, or from
+    /// `prompts.dir` (relative to the workspace), read as the trust check reads it.
+    pub fn for_workspace(config: &super::Config, root: Option<&Path>) -> Result<Self, PromptError> {
+        Self::load(crate::paths::setting_path(&config.prompts.dir, root).as_deref())
+    }
+
     /// Loads the built-in prompts, each replaced by `dir/NAME.md` where that file exists.
     pub fn load(dir: Option<&Path>) -> Result<Self, PromptError> {
         let mut templates = BTreeMap::new();

@@ -4,13 +4,13 @@
 //! and std), so `store`, `memory`, `sandbox` and `agent` may all use it without a
 //! cycle. Architecture Invariant: nothing here may `use crate::...`.
 
-mod directive;
 mod plan;
 mod strategy;
+mod tool_call;
 
-pub use directive::{CoderMode, CoderRequest, DirectiveType, ExecutionDirective, ToolCall, ToolResult, UserTask};
 pub use plan::{ActionType, PlanReply, PlanStep, StepKind};
 pub use strategy::{StrategyChoice, StrategyKind, StrategyQuestion};
+pub use tool_call::{ToolCall, ToolResult};
 
 use serde::{Deserialize, Serialize};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -368,6 +368,19 @@ pub struct PermissionDecision {
     pub decision: PermissionChoice,
     /// RFC 3339 UTC.
     pub created_at: String,
+}
+
+/// A stored decision for a shell command pattern (the exact command line, trimmed).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoredDecision {
+    /// The command pattern.
+    pub pattern: String,
+    /// The decision.
+    pub decision: PermissionChoice,
+    /// The rule that made it dangerous.
+    pub rule: Option<String>,
+    /// Unix seconds when it was stored.
+    pub decided_at: u64,
 }
 
 /// Milliseconds since the Unix epoch, now.

@@ -14,10 +14,11 @@ use super::indexing::IndexSlots;
 use super::progress::{JobRegistry, ProgressHandle};
 use super::server::Backend;
 use crate::agent::{
-    describe_event, AgentEnv, AgentRequest, DiagnosticOrigin, Location, Runtime, SourceView, TaskOptions,
+    describe_event, AgentRequest, DiagnosticOrigin, Job, JobContext, Location, SourceView, TaskOptions, Workspace,
+    WorkspaceParts,
 };
 use crate::sandbox::BufferOverlay;
-use crate::store::{EventBus, UnfinishedTask};
+use crate::store::UnfinishedTask;
 use crate::text::PositionEncoding;
 use serde_json::{json, Value};
 use std::collections::{HashMap, HashSet};
@@ -124,11 +125,6 @@ pub async fn fix(backend: &Backend, args: &[Value]) -> Result<Option<Value>> {
     backend.launcher_in(&folder)?.start(request, "tinycoder: fix").map(Some)
 }
 
-enum Job {
-    New { task_id: String, request: AgentRequest },
-    Resume(Box<UnfinishedTask>),
-}
-
 /// How to run a request again from scratch (a stale patch recomputed on request).
 #[derive(Clone)]
 pub struct Redo {
@@ -140,20 +136,17 @@ pub struct Redo {
 /// Runs (or resumes) a task under `progress`, then delivers its outcome.
 async fn run_task(
     handles: FlowHandles,
-    env: AgentEnv,
+    ws: Workspace,
     snapshot: Arc<BufferSnapshot>,
     job: Job,
     progress: ProgressHandle,
     redo: Option<Redo>,
 ) {
-    let mut rx = env.bus.subscribe();
-    let runtime = Runtime::new(env);
+    let mut rx = ws.bus.subscribe();
+    let human: Arc<dyn crate::sandbox::HumanPort> =
+        Arc::new(super::human::LspHuman::new(handles.client.clone(), handles.edits));
     let cancel = progress.cancel_token();
-    let task_id = match &job {
-        Job::New { task_id, .. } => task_id.clone(),
-        Job::Resume(u) => u.task.task_id.clone(),
-    };
-    let follow_id = task_id.clone();
+    let follow_id = job.task_id().to_string();
     let reporter = {
         let sink = progress.sender();
         tokio::spawn(async move {
@@ -168,14 +161,15 @@ async fn run_task(
         })
     };
     let options = TaskOptions { best_attempt: false, origin: "lsp".into(), session_id: None };
-    let outcome = match job {
-        Job::New { task_id, request } => runtime.run(&task_id, request, options, cancel).await,
-        Job::Resume(u) => runtime.resume(&u, cancel).await,
-    };
+    let ctx = JobContext { sources: snapshot.clone(), human: human.clone(), options, cancel };
+    let outcome = ws.start(job, ctx).await;
     reporter.abort();
     drop(progress);
     match outcome {
-        Ok(report) => super::review::deliver(&handles, runtime.env(), &snapshot, report, redo).await,
+        Ok(report) => {
+            let env = ws.env(snapshot.clone(), human);
+            super::review::deliver(&handles, &env, &snapshot, report, redo).await
+        }
         Err(e) => handles.client.show_message(MessageType::ERROR, format!("tinycoder: {e}")).await,
     }
 }
@@ -227,10 +221,10 @@ impl Launcher {
         Arc::new(BufferSnapshot::take(&self.handles.docs, &self.paths.root))
     }
 
-    /// Everything a task runs with: opens the store off the async threads, checks
+    /// The workspace a task runs in: opens the store off the async threads, checks
     /// that the coder's model answers, and opens the index (under progress, when it
     /// is not open yet). Local problems are reported before the model's.
-    pub(super) async fn env(&self, sources: Arc<BufferSnapshot>) -> std::result::Result<AgentEnv, String> {
+    pub(super) async fn workspace(&self) -> std::result::Result<Workspace, String> {
         let model = self.model.clone().map_err(|why| format!("no model client: {why}"))?;
         let (slot, root, config) = (self.store.clone(), self.paths.root.clone(), self.config.clone());
         let store = tokio::task::spawn_blocking(move || super::server::open_store_once(&slot, &root, &config))
@@ -257,16 +251,27 @@ impl Launcher {
                     .map_err(|e| format!("the workspace index is not available: {e}"))?
             }
         };
-        Ok(AgentEnv {
+        Ok(Workspace::from_parts(WorkspaceParts {
             config: self.config.clone(),
             prompts: self.prompts.clone(),
             model,
-            bus: EventBus::new(store),
+            store,
             index,
             paths: self.paths.clone(),
-            sources,
-            human: Arc::new(super::human::LspHuman::new(self.handles.client.clone(), self.handles.edits)),
-        })
+        }))
+    }
+
+    /// The agent's environment in [`Launcher::workspace`], with `sources` as the user's view and the editor to ask.
+    pub(super) async fn env(
+        &self,
+        sources: Arc<BufferSnapshot>,
+    ) -> std::result::Result<crate::agent::AgentEnv, String> {
+        Ok(self.workspace().await?.env(sources, self.human()))
+    }
+
+    /// The editor, asked the agent's questions.
+    fn human(&self) -> Arc<dyn crate::sandbox::HumanPort> {
+        Arc::new(super::human::LspHuman::new(self.handles.client.clone(), self.handles.edits))
     }
 
     /// Starts `request` in the background under progress titled `title`; answers with its task and job ids.
@@ -280,10 +285,10 @@ impl Launcher {
         let redo = Redo { launcher: self.clone(), request: request.clone(), title: title.to_string() };
         let me = self.clone();
         tokio::spawn(async move {
-            match me.env(snapshot.clone()).await {
-                Ok(env) => {
+            match me.workspace().await {
+                Ok(ws) => {
                     let job = Job::New { task_id, request };
-                    run_task(me.handles.clone(), env, snapshot, job, progress, Some(redo)).await
+                    run_task(me.handles.clone(), ws, snapshot, job, progress, Some(redo)).await
                 }
                 Err(e) => {
                     let message = format!("tinycoder: the task could not start: {e}");
@@ -310,13 +315,13 @@ impl Launcher {
             }
             for t in tasks {
                 let snapshot = self.snapshot();
-                let env = match self.env(snapshot.clone()).await {
-                    Ok(env) => env,
+                let ws = match self.workspace().await {
+                    Ok(ws) => ws,
                     Err(e) => return tracing::warn!("unfinished tasks not resumed: {e}"),
                 };
                 let h = &self.handles;
                 let progress = ProgressHandle::start(&h.client, &h.jobs, "tinycoder: resuming a task", h.progress);
-                run_task(h.clone(), env, snapshot, Job::Resume(Box::new(t)), progress, None).await;
+                run_task(h.clone(), ws, snapshot, Job::Resume(Box::new(t)), progress, None).await;
             }
         });
     }

@@ -5,7 +5,6 @@
 use crate::config::{Config, ModelRole, PromptId, PromptLibrary};
 use crate::llm::ChatMessage;
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
 use tower_lsp_server::ls_types::{notification::Notification, Position, Range, TextDocumentIdentifier};
 
 /// Parameters of `tinycoder/chat`.
@@ -55,17 +54,21 @@ impl Notification for ChatDelta {
 
 /// Chat sessions and their turns in memory, the fallback when the store is
 /// unavailable; bounded by `store.session_cache_sessions` and `…_messages`.
-#[derive(Default)]
 pub struct ChatSessions {
-    /// Turns per session, with the tick of its last use.
-    sessions: HashMap<String, (u64, Vec<ChatMessage>)>,
-    tick: u64,
+    /// Turns per session, the least recently recorded first to go.
+    sessions: lru::LruCache<String, Vec<ChatMessage>>,
+}
+
+impl Default for ChatSessions {
+    fn default() -> Self {
+        Self { sessions: lru::LruCache::unbounded() }
+    }
 }
 
 impl ChatSessions {
     /// The turns of `id` so far.
     pub fn history(&self, id: &str) -> Vec<ChatMessage> {
-        self.sessions.get(id).map(|(_, turns)| turns.clone()).unwrap_or_default()
+        self.sessions.peek(id).cloned().unwrap_or_default()
     }
 
     /// Appends a finished exchange, keeping at most `max_messages` of the
@@ -79,21 +82,14 @@ impl ChatSessions {
         max_sessions: usize,
         max_messages: usize,
     ) {
-        self.tick += 1;
-        let tick = self.tick;
-        let (used, turns) = self.sessions.entry(id.to_string()).or_default();
-        *used = tick;
+        let cap = std::num::NonZeroUsize::new(max_sessions.max(1)).unwrap_or(std::num::NonZeroUsize::MIN);
+        self.sessions.resize(cap);
+        let turns = self.sessions.get_or_insert_mut(id.to_string(), Vec::new);
         turns.push(user);
         turns.push(assistant);
         let keep = max_messages.max(2) / 2 * 2;
         if turns.len() > keep {
             turns.drain(..turns.len() - keep);
-        }
-        while self.sessions.len() > max_sessions.max(1) {
-            let Some(oldest) = self.sessions.iter().min_by_key(|(_, (used, _))| *used).map(|(k, _)| k.clone()) else {
-                break;
-            };
-            self.sessions.remove(&oldest);
         }
     }
 

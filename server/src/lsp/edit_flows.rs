@@ -85,17 +85,9 @@ pub async fn edit(backend: &Backend, args: &[Value]) -> Result<Option<Value>> {
 pub async fn document(backend: &Backend, args: &[Value]) -> Result<Option<Value>> {
     let (t, rel, launcher) = target_args(backend, args, "tinycoder.document")?;
     let line = t.range.as_ref().map(|r| r.start.line as usize + 1).unwrap_or(1);
-    let text = crate::agent::SourceView::read(&*launcher.snapshot(), &rel)
-        .ok_or_else(|| request_failed(format!("{rel} is not a readable text file")))?;
-    let subject = crate::agent::subject_at(&rel, &text, line)
-        .ok_or_else(|| request_failed(format!("there is no function or class at {rel}:{line} to document")))?;
-    let language = crate::syntax::language_for_path(std::path::Path::new(&rel)).map(|l| l.name).unwrap_or("");
-    let instruction = launcher
-        .prompts
-        .render(PromptId::DOCUMENT_INSTRUCTION, &[("symbol", &subject.name), ("language", language)])
+    let request = crate::agent::document_request(&launcher.prompts, &*launcher.snapshot(), &rel, line)
         .map_err(|e| request_failed(e.to_string()))?;
-    let target = Location { path: rel, start_line: subject.start_line, end_line: subject.end_line };
-    launcher.start(AgentRequest::Edit { target, instruction, comments_only: true }, "tinycoder: document").map(Some)
+    launcher.start(request, "tinycoder: document").map(Some)
 }
 
 /// `tinycoder.generateTests [{uri, range, testFile?}]`: tests for the symbol at the range's start.

@@ -101,11 +101,8 @@ pub(super) fn build_settings(
     let mut inputs = ConfigInputs::from_environment(workspace.clone());
     inputs.init_options = init_options;
     let loaded = LoadedConfig::load(&inputs).map_err(|e| format!("tinycoder configuration not applied: {e}"))?;
-    // An empty `prompts.dir` means the built-in prompts; a relative one is under the workspace
-    // (read by the function the trust check reads it with).
-    let prompt_dir = crate::paths::setting_path(&loaded.config.prompts.dir, workspace.as_deref());
-    let prompts =
-        PromptLibrary::load(prompt_dir.as_deref()).map_err(|e| format!("tinycoder prompts not applied: {e}"))?;
+    let prompts = PromptLibrary::for_workspace(&loaded.config, workspace.as_deref())
+        .map_err(|e| format!("tinycoder prompts not applied: {e}"))?;
     let model = model_factory(&loaded.config);
     Ok(Settings { loaded, prompts, model })
 }

@@ -45,7 +45,7 @@ pub use human::{
 pub use limits::{allowlisted_env, expand_path, ResourceLimits, RunSpec};
 pub use mechanisms::{probe_mechanisms, MechanismStatus, WritePlan};
 pub use permission::{PermissionPolicy, PermissionVerdict};
-pub use permission_store::{JsonPermissionStore, PermissionStore, SqlitePermissionStore, StoredDecision};
+pub use permission_store::{PermissionStore, SqlitePermissionStore, StoredDecision};
 pub use runner::{run_sandboxed, CappedOutput, RunEnd, RunOutput};
 pub use shadow::{cleanup_stale_shadows, list_workspace_files, ShadowWorkspace};
 pub use shadow_layer::{layer_unavailable, ShadowLayer};

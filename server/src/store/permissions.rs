@@ -1,8 +1,10 @@
 //! The `permission_decisions` table: what the user decided about a class of
-//! actions (the sandbox's permission policy reads and writes it).
+//! actions. Shell commands are stored under the action `shell` or
+//! `shell:<rule>` (so the rule survives); the sandbox's gate reads and writes
+//! them through the blocking `shell_*` calls.
 
 use super::{Store, StoreError};
-use crate::contracts::{format_rfc3339_ms, now_ms, PermissionChoice, PermissionDecision};
+use crate::contracts::{format_rfc3339_ms, now_ms, PermissionChoice, PermissionDecision, StoredDecision};
 use rusqlite::{params, OptionalExtension};
 
 /// Persisted permission decisions; cheap to clone.
@@ -85,6 +87,70 @@ impl PermissionStore {
                 )?)
             })
             .await
+    }
+}
+
+fn decode_shell(action: String, pattern: String, decision: String, ms: i64) -> Option<StoredDecision> {
+    Some(StoredDecision {
+        pattern,
+        decision: PermissionChoice::parse(&decision)?,
+        rule: action.strip_prefix("shell:").map(str::to_string),
+        decided_at: u64::try_from(ms / 1000).unwrap_or(0),
+    })
+}
+
+const SELECT_SHELL: &str = "SELECT action, pattern, decision, created_ms FROM permission_decisions
+     WHERE (action = 'shell' OR action LIKE 'shell:%')";
+
+/// The shell-command decisions, for callers that cannot await (the gate's trait is synchronous).
+impl PermissionStore {
+    /// The latest decision for the command line `pattern` (trimmed).
+    pub fn shell_decision_blocking(&self, pattern: &str) -> Result<Option<StoredDecision>, StoreError> {
+        let pattern = pattern.trim().to_string();
+        self.store.call_blocking(move |c| {
+            let mut stmt = c.prepare(&format!("{SELECT_SHELL} AND pattern = ?1 ORDER BY created_ms DESC LIMIT 1"))?;
+            let mut rows = stmt.query_map([pattern], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?;
+            Ok(rows.next().transpose()?.and_then(|(a, p, d, ms)| decode_shell(a, p, d, ms)))
+        })
+    }
+
+    /// Stores (or replaces) the decision for a command line.
+    pub fn put_shell_decision_blocking(&self, decision: StoredDecision) -> Result<(), StoreError> {
+        self.store.call_blocking(move |c| {
+            let tx = c.transaction()?;
+            tx.execute(
+                "DELETE FROM permission_decisions WHERE (action = 'shell' OR action LIKE 'shell:%') AND pattern = ?1",
+                [&decision.pattern],
+            )?;
+            let action = decision.rule.as_ref().map(|r| format!("shell:{r}")).unwrap_or_else(|| "shell".into());
+            tx.execute(
+                "INSERT INTO permission_decisions (action, pattern, decision, created_ms) VALUES (?1, ?2, ?3, ?4)",
+                params![action, decision.pattern, decision.decision.as_str(), decision.decided_at as i64 * 1000],
+            )?;
+            tx.commit()?;
+            Ok(())
+        })
+    }
+
+    /// Every shell-command decision, by pattern.
+    pub fn shell_decisions_blocking(&self) -> Result<Vec<StoredDecision>, StoreError> {
+        self.store.call_blocking(|c| {
+            let mut stmt = c.prepare(&format!("{SELECT_SHELL} ORDER BY pattern"))?;
+            let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?;
+            let mut out = Vec::new();
+            for row in rows {
+                let (a, p, d, ms) = row?;
+                out.extend(decode_shell(a, p, d, ms));
+            }
+            Ok(out)
+        })
+    }
+
+    /// Forgets every shell-command decision; returns how many there were.
+    pub fn reset_shell_decisions_blocking(&self) -> Result<usize, StoreError> {
+        self.store.call_blocking(|c| {
+            Ok(c.execute("DELETE FROM permission_decisions WHERE action = 'shell' OR action LIKE 'shell:%'", [])?)
+        })
     }
 }
 

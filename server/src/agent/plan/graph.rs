@@ -213,29 +213,17 @@ pub fn suggest(file: &str, known: &[String]) -> Vec<String> {
         .iter()
         .filter_map(|k| {
             let kname = k.rsplit('/').next().unwrap_or(k);
-            let d = if kname == name { 0 } else { 1 + edit_distance(file, k).min(edit_distance(name, kname) + 1) };
+            let d = if kname == name {
+                0
+            } else {
+                1 + strsim::levenshtein(file, k).min(strsim::levenshtein(name, kname) + 1)
+            };
             let limit = 1 + (file.chars().count() / 3).max(2);
             (d <= limit).then_some((d, k))
         })
         .collect();
     scored.sort();
     scored.into_iter().take(3).map(|(_, k)| k.clone()).collect()
-}
-
-/// Levenshtein distance over chars.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut prev = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let cur = row[j + 1];
-            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
-            prev = cur;
-        }
-    }
-    row[b.len()]
 }
 
 #[cfg(test)]
