@@ -178,21 +178,6 @@ fn fix_with_the_model_server_down_says_so_and_writes_nothing() {
     assert_eq!(std::fs::read_to_string(project.join("shop/prices.py")).unwrap(), before);
 }
 
-const DISCOUNT: &str = "\
-def discounted(price, percent):
-    if percent < 0 or percent > 100:
-        raise ValueError(\"percent must be between 0 and 100\")
-    return price - price * percent / 100
-";
-
-const DISCOUNT_TESTS: &str = "\
-from shop.discount import discounted
-
-
-def test_no_discount():
-    assert discounted(50, 0) == 50
-";
-
 /// The agent fixture (its failing test left out) plus an undocumented module with one test, in a fresh home; the
 /// model server's URL (up) and the environment with retries and no critic.
 async fn discount_project() -> (tempfile::TempDir, std::path::PathBuf, Vec<(String, String)>) {
@@ -201,8 +186,8 @@ async fn discount_project() -> (tempfile::TempDir, std::path::PathBuf, Vec<(Stri
     let home = tempfile::tempdir().unwrap();
     let project = home.path().join("shop");
     common::copy_fixture("agent-python", &project);
-    std::fs::write(project.join("shop/discount.py"), DISCOUNT).unwrap();
-    std::fs::write(project.join("tests/test_discount.py"), DISCOUNT_TESTS).unwrap();
+    std::fs::write(project.join("shop/discount.py"), common::DISCOUNT).unwrap();
+    std::fs::write(project.join("tests/test_discount.py"), common::DISCOUNT_TESTS).unwrap();
     // Green before the change, so the tests on the tree after it say what the change did.
     std::fs::remove_file(project.join("tests/test_prices.py")).unwrap();
     let mut env = common::agent_env(&url, home.path());
@@ -233,14 +218,7 @@ async fn document_writes_a_docstring_and_changes_no_code() {
         "{report:#}"
     );
     let file = project.join("shop/discount.py");
-    let same_code = format!(
-        "import ast,sys\n\
-         def strip(t):\n    f = ast.parse(t).body[0]\n    b = f.body[1:] if ast.get_docstring(f) else f.body\n    return ast.dump(ast.Module(body=b, type_ignores=[]))\n\
-         new = open(sys.argv[1]).read()\n\
-         assert ast.get_docstring(ast.parse(new).body[0]), 'no docstring'\n\
-         assert strip(new) == strip({DISCOUNT:?}), 'the code changed'\n"
-    );
-    let ok = Command::new("python3").args(["-c", &same_code]).arg(&file).status().expect("python3").success();
+    let ok = common::docstring_added_and_code_unchanged(&file, common::DISCOUNT);
     assert!(ok, "a docstring and the same code:\n{}", std::fs::read_to_string(&file).unwrap());
     assert_eq!(report["tests_real_tree"]["passed"], true, "{report:#}");
     assert!(common::pytest_passes(&project), "pytest itself agrees");

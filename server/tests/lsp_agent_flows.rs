@@ -18,20 +18,7 @@ use std::time::{Duration, Instant};
 /// How long one flow may take on a busy 2-core machine (a hang guard, not a timing assertion).
 const FLOW_DEADLINE: Duration = Duration::from_secs(1500);
 
-const DISCOUNT: &str = "\
-def discounted(price, percent):
-    if percent < 0 or percent > 100:
-        raise ValueError(\"percent must be between 0 and 100\")
-    return price - price * percent / 100
-";
-
-const DISCOUNT_TESTS: &str = "\
-from shop.discount import discounted
-
-
-def test_no_discount():
-    assert discounted(50, 0) == 50
-";
+use common::{DISCOUNT, DISCOUNT_TESTS};
 
 /// A server over a copy of the agent fixture (plus an undocumented module and its test file).
 fn setup(edit_previews: bool, show_document: bool) -> LspClient {
@@ -174,14 +161,10 @@ fn document_adds_a_docstring_and_changes_no_code() {
             let file = root.join("shop/discount.py");
             std::fs::write(&file, &after).unwrap();
             // A docstring now, and the same code otherwise (the syntax trees without docstrings match).
-            let same_code = "import ast,sys\n\
-                def strip(t):\n    f = ast.parse(t).body[0]\n    b = f.body[1:] if ast.get_docstring(f) else f.body\n    return ast.dump(ast.Module(body=b, type_ignores=[]))\n\
-                new = open(sys.argv[1]).read()\n\
-                f = ast.parse(new).body[0]\n\
-                assert ast.get_docstring(f), 'no docstring'\n\
-                assert strip(new) == strip(" .to_string()
-                + &format!("{DISCOUNT:?}") + "), 'the code changed'\n";
-            assert!(python_check(&same_code, &file), "a docstring and the same code:\n{after}");
+            assert!(
+                common::docstring_added_and_code_unchanged(&file, DISCOUNT),
+                "a docstring and the same code:\n{after}"
+            );
         },
         true,
         true,

@@ -234,9 +234,7 @@ impl Turn {
             origin: "acp".into(),
             session_id: Some(self.session.id.clone()),
         };
-        let ctx =
-            JobContext { sources: env.sources.clone(), human: env.human.clone(), options, cancel: self.cancel.clone() };
-        let run = ws.start(job, ctx);
+        let run = ws.start(job, JobContext::new(env, options, self.cancel.clone()));
         let report =
             self.follow(run, |e| if e.task_id == task_id { updates::project(&ws.root, e) } else { Vec::new() }).await?;
         self.deliver(env, sources, report).await

@@ -84,6 +84,13 @@ pub struct JobContext {
     pub cancel: CancellationToken,
 }
 
+impl JobContext {
+    /// The sources and the human of `env` (from [`Workspace::env`]), with `options` and `cancel`.
+    pub fn new(env: &AgentEnv, options: TaskOptions, cancel: CancellationToken) -> Self {
+        Self { sources: env.sources.clone(), human: env.human.clone(), options, cancel }
+    }
+}
+
 impl Workspace {
     /// Opens the workspace at `root` with `config`: prompts, model client, store and index
     /// (the index without watching; [`Workspace::ready`] brings it up to date). Blocking.

@@ -126,11 +126,10 @@ pub(super) async fn open_workspace(ctx: &CliContext, check: ModelCheck) -> anyho
 
 /// The agent's environment in a terminal: the files on disk, questions asked on stderr.
 pub(super) fn terminal_env(ctx: &CliContext, ws: &Workspace) -> AgentEnv {
-    ws.env(Arc::new(DiskSources::new(&ctx.workspace)), terminal_human(ctx))
-}
-
-fn terminal_human(ctx: &CliContext) -> Arc<dyn crate::sandbox::HumanPort> {
-    Arc::new(super::permissions::TerminalHuman::new(&ctx.loaded.config))
+    ws.env(
+        Arc::new(DiskSources::new(&ctx.workspace)),
+        Arc::new(super::permissions::TerminalHuman::new(&ctx.loaded.config)),
+    )
 }
 
 /// [`open_workspace`] and [`terminal_env`] together, for commands that run one step themselves.
@@ -139,14 +138,10 @@ pub(super) async fn agent_env(ctx: &CliContext, check: ModelCheck) -> anyhow::Re
     Ok(terminal_env(ctx, &ws))
 }
 
-/// What a job started from the terminal runs with: the disk, the terminal, Ctrl-C.
-fn job_context(ctx: &CliContext, apply: &ApplyArgs, cancel: CancellationToken) -> JobContext {
-    JobContext {
-        sources: Arc::new(DiskSources::new(&ctx.workspace)),
-        human: terminal_human(ctx),
-        options: TaskOptions { best_attempt: apply.best_attempt, origin: "cli".into(), session_id: None },
-        cancel,
-    }
+/// What a job started from the terminal runs with: `env`'s disk and terminal, the options asked for, Ctrl-C.
+fn job_context(env: &AgentEnv, apply: &ApplyArgs, cancel: CancellationToken) -> JobContext {
+    let options = TaskOptions { best_attempt: apply.best_attempt, origin: "cli".into(), session_id: None };
+    JobContext::new(env, options, cancel)
 }
 
 pub(super) fn ctrl_c_token() -> CancellationToken {
@@ -202,11 +197,12 @@ pub(super) async fn run_job(ctx: CliContext, job: Job, apply: &ApplyArgs) -> any
             unfinished.len()
         );
     }
+    let env = terminal_env(&ctx, &ws);
     let printer = follow(&ws.bus, job.task_id());
     let cancel = ctrl_c_token();
-    let report = ws.start(job, job_context(&ctx, apply, cancel.clone())).await?;
+    let report = ws.start(job, job_context(&env, apply, cancel.clone())).await?;
     let _ = tokio::time::timeout(std::time::Duration::from_millis(500), printer).await;
-    finish(&terminal_env(&ctx, &ws), report, apply, cancel.is_cancelled(), None).await
+    finish(&env, report, apply, cancel.is_cancelled(), None).await
 }
 
 /// `tinycoder resume [TASK]`: continues unfinished tasks from their checkpoints.
@@ -228,7 +224,7 @@ pub async fn run_resume(args: ResumeArgs, workspace: Option<PathBuf>) -> anyhow:
     for u in unfinished {
         let printer = follow(&ws.bus, &u.task.task_id);
         let cancel = ctrl_c_token();
-        match ws.start(Job::Resume(Box::new(u)), job_context(&ctx, &args.apply, cancel.clone())).await {
+        match ws.start(Job::Resume(Box::new(u)), job_context(&env, &args.apply, cancel.clone())).await {
             Ok(report) => {
                 let _ = tokio::time::timeout(std::time::Duration::from_millis(500), printer).await;
                 code = finish(&env, report, &args.apply, cancel.is_cancelled(), None).await?;

@@ -194,8 +194,8 @@ pub async fn run(args: Args, workspace: Option<PathBuf>) -> anyhow::Result<ExitC
             paths,
         });
         ws.ready().await.map_err(anyhow::Error::msg)?;
-        let human: Arc<dyn crate::sandbox::HumanPort> = Arc::new(crate::sandbox::NonInteractiveHuman::from(&config));
-        let env = ws.env(Arc::new(DiskSources::new(&root)), human.clone());
+        let env =
+            ws.env(Arc::new(DiskSources::new(&root)), Arc::new(crate::sandbox::NonInteractiveHuman::from(&config)));
         // One-file fixes start from the failing test; a multi-file task with a request runs it
         // as a planned request (router, planner, steps), as `tinycoder run` does.
         let started = Instant::now();
@@ -212,7 +212,7 @@ pub async fn run(args: Args, workspace: Option<PathBuf>) -> anyhow::Result<ExitC
             _ => {
                 let message = args.describe.then(|| spec.description.clone());
                 let request = AgentRequest::Fix { target: None, message, from_tests: false, origin: None };
-                let ctx = JobContext { sources: env.sources.clone(), human, options, cancel: CancellationToken::new() };
+                let ctx = JobContext::new(&env, options, CancellationToken::new());
                 (ws.start(Job::New { task_id, request }, ctx).await?, None)
             }
         };

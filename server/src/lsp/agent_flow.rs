@@ -133,18 +133,18 @@ pub struct Redo {
     pub title: String,
 }
 
-/// Runs (or resumes) a task under `progress`, then delivers its outcome.
+/// Runs (or resumes) a task under `progress` with `human` to ask, then delivers its outcome.
 async fn run_task(
     handles: FlowHandles,
     ws: Workspace,
+    human: Arc<dyn crate::sandbox::HumanPort>,
     snapshot: Arc<BufferSnapshot>,
     job: Job,
     progress: ProgressHandle,
     redo: Option<Redo>,
 ) {
     let mut rx = ws.bus.subscribe();
-    let human: Arc<dyn crate::sandbox::HumanPort> =
-        Arc::new(super::human::LspHuman::new(handles.client.clone(), handles.edits));
+    let env = ws.env(snapshot.clone(), human);
     let cancel = progress.cancel_token();
     let follow_id = job.task_id().to_string();
     let reporter = {
@@ -161,15 +161,11 @@ async fn run_task(
         })
     };
     let options = TaskOptions { best_attempt: false, origin: "lsp".into(), session_id: None };
-    let ctx = JobContext { sources: snapshot.clone(), human: human.clone(), options, cancel };
-    let outcome = ws.start(job, ctx).await;
+    let outcome = ws.start(job, JobContext::new(&env, options, cancel)).await;
     reporter.abort();
     drop(progress);
     match outcome {
-        Ok(report) => {
-            let env = ws.env(snapshot.clone(), human);
-            super::review::deliver(&handles, &env, &snapshot, report, redo).await
-        }
+        Ok(report) => super::review::deliver(&handles, &env, &snapshot, report, redo).await,
         Err(e) => handles.client.show_message(MessageType::ERROR, format!("tinycoder: {e}")).await,
     }
 }
@@ -288,7 +284,7 @@ impl Launcher {
             match me.workspace().await {
                 Ok(ws) => {
                     let job = Job::New { task_id, request };
-                    run_task(me.handles.clone(), ws, snapshot, job, progress, Some(redo)).await
+                    run_task(me.handles.clone(), ws, me.human(), snapshot, job, progress, Some(redo)).await
                 }
                 Err(e) => {
                     let message = format!("tinycoder: the task could not start: {e}");
@@ -321,7 +317,7 @@ impl Launcher {
                 };
                 let h = &self.handles;
                 let progress = ProgressHandle::start(&h.client, &h.jobs, "tinycoder: resuming a task", h.progress);
-                run_task(h.clone(), ws, snapshot, Job::Resume(Box::new(t)), progress, None).await;
+                run_task(h.clone(), ws, self.human(), snapshot, Job::Resume(Box::new(t)), progress, None).await;
             }
         });
     }

@@ -362,3 +362,39 @@ pub fn shop_project(root: &std::path::Path) -> String {
     assert!(!pytest_passes(root), "the project starts red");
     std::fs::read_to_string(root.join("shop/prices.py")).unwrap()
 }
+
+/// An undocumented, untested module for the documentation and test-writing flows.
+pub const DISCOUNT: &str = "\
+def discounted(price, percent):
+    if percent < 0 or percent > 100:
+        raise ValueError(\"percent must be between 0 and 100\")
+    return price - price * percent / 100
+";
+
+/// A test file for [`DISCOUNT`] with one test.
+pub const DISCOUNT_TESTS: &str = "\
+from shop.discount import discounted
+
+
+def test_no_discount():
+    assert discounted(50, 0) == 50
+";
+
+/// True when the first definition of the Python file `file` has a docstring now and is
+/// otherwise the code of `before` (the syntax trees without docstrings match).
+pub fn docstring_added_and_code_unchanged(file: &Path, before: &str) -> bool {
+    let check = format!(
+        "import ast,sys\n\
+         def strip(t):\n    f = ast.parse(t).body[0]\n    b = f.body[1:] if ast.get_docstring(f) else f.body\n    return ast.dump(ast.Module(body=b, type_ignores=[]))\n\
+         new = open(sys.argv[1]).read()\n\
+         assert ast.get_docstring(ast.parse(new).body[0]), 'no docstring'\n\
+         assert strip(new) == strip({before:?}), 'the code changed'\n"
+    );
+    std::process::Command::new("python3")
+        .args(["-c", &check])
+        .arg(file)
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false)
+}
