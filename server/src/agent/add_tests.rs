@@ -144,7 +144,11 @@ pub fn append_new_tests(path: &str, before: &str, reply: &str) -> Option<crate::
     if !crate::edits::new_syntax_errors(path, before, &after).is_empty() {
         return None;
     }
-    Some(crate::edits::EditOutcome { changes: vec![(path.to_string(), after)], changed_symbols: new })
+    Some(crate::edits::EditOutcome {
+        changes: vec![(path.to_string(), after)],
+        changed_symbols: new,
+        kept_documentation_lines: 0,
+    })
 }
 
 /// `code` with each top-level definition once (the first) and without those

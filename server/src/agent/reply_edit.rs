@@ -4,7 +4,7 @@
 
 use super::request::AgentRequest;
 use super::state::Target;
-use crate::edits::{apply_reply, EditFormat, EditOutcome, ReplyChecks, SymbolEdit};
+use crate::edits::{apply_reply, EditError, EditFormat, EditOutcome, ReplyChecks, SymbolEdit};
 
 /// The edit `reply` makes to `target` for `request`, or why it cannot be used;
 /// and whether the reply changed nothing (it repeated the code).
@@ -33,6 +33,9 @@ pub fn edit_from_reply(
             );
             apply_reply(format, &target.files(), &usable, opts, checks)
         }
+        AgentRequest::Fix { .. } if checks.keep_documentation => {
+            apply_reply(format, &target.files(), reply, opts, checks).and_then(|o| keep_documentation(target, o))
+        }
         _ => apply_reply(format, &target.files(), reply, opts, checks),
     };
     let changes_nothing = matches!(&applied, Err(e) if e.is_unchanged());
@@ -51,4 +54,38 @@ pub fn edit_from_reply(
         .map(|_| o)
     });
     (checked, changes_nothing)
+}
+
+/// `outcome` with the comments and docstrings it deleted whole put back; a
+/// change that only deleted them is no change, and a reply of nothing else
+/// changes nothing.
+fn keep_documentation(target: &Target, outcome: EditOutcome) -> Result<EditOutcome, EditError> {
+    let mut kept_lines = 0;
+    let mut changes = Vec::new();
+    let mut only_documentation = None;
+    for (path, after) in outcome.changes {
+        let before = target.before_of(&path).unwrap_or("");
+        let Some(kept) = crate::edits::keep_deleted_documentation(&path, before, &after) else {
+            changes.push((path, after));
+            continue;
+        };
+        kept_lines += kept.lines;
+        if kept.text == before {
+            only_documentation.get_or_insert(path);
+        } else {
+            changes.push((path, kept.text));
+        }
+    }
+    if changes.is_empty() {
+        let path = only_documentation.unwrap_or_else(|| target.path.clone());
+        return Err(EditError::OnlyDocumentationDeleted { path });
+    }
+    if kept_lines > 0 {
+        tracing::info!(kept_lines, "put back comments and docstrings the reply deleted");
+    }
+    let changed_symbols = changes
+        .iter()
+        .flat_map(|(p, after)| crate::edits::changed_symbols(p, target.before_of(p).unwrap_or(""), after))
+        .collect();
+    Ok(EditOutcome { changes, changed_symbols, kept_documentation_lines: kept_lines })
 }

@@ -410,7 +410,7 @@ pub async fn attempt(env: &AgentEnv, task: &mut Task, cancel: &CancellationToken
             task.record(
                 env,
                 vec![
-                    ev(EventType::CoderCompleted, json!({"attempt": number, "ok": true, "changed_symbols": outcome.changed_symbols, "diff": diff})),
+                    ev(EventType::CoderCompleted, json!({"attempt": number, "ok": true, "changed_symbols": outcome.changed_symbols, "kept_documentation_lines": outcome.kept_documentation_lines, "diff": diff})),
                     ev(EventType::ToolCalled, json!({"tool": "run_tests", "purpose": "check", "attempt": number})),
                 ],
             )

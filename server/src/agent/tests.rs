@@ -194,6 +194,29 @@ async fn after_a_reply_that_changes_nothing_the_retry_is_a_fresh_try() {
     assert_eq!(coder[2].messages[2].content, WRONG);
 }
 
+/// A fix whose reply drops the function's docstring and comment: the patch
+/// that reaches the tests (and the user) keeps them; a reply that only drops
+/// them changes nothing and is retried as such.
+#[tokio::test]
+async fn a_fix_keeps_the_documentation_its_reply_deleted() {
+    let mut c = config();
+    c.runtime.max_retries = 2;
+    let documented = "def add(a, b):\n    \"\"\"The sum of a and b.\"\"\"\n    # plain arithmetic\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n";
+    let only_deletes = "```python\ndef add(a, b):\n    return a - b\n```\n";
+    let ws = workspace_with(
+        &[("calc.py", documented), ("test_calc.py", TESTS)],
+        c,
+        vec![reply(only_deletes), reply(GOOD), reply(CRITIC)],
+        None,
+    );
+    let (_, report) = run(&ws, fix()).await;
+    assert_eq!(report.status, ReportStatus::Patched, "{report:#?}");
+    let coder = ws.model.requests(ModelRole::Coder);
+    assert!(coder[1].messages[1].content.contains("only deletes comments or docstrings"), "{:?}", coder[1].messages);
+    let patch = report.patch.expect("a patch");
+    assert_eq!(patch.changes[0].after, documented.replace("a - b", "a + b"));
+}
+
 /// The call tracer shows `median` returning the wrong 3 below `middle`, the
 /// function the test calls: the retry at `median` is a narrow prompt about it
 /// alone, with that call, and its `Wrong line` / `Fixed line` reply becomes

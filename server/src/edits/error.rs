@@ -31,6 +31,8 @@ pub enum EditError {
     Unchanged { path: String },
     #[error("the reply repeats {names} exactly as they are, so it changes nothing; change the line that computes the wrong value")]
     UnchangedDefinitions { names: String },
+    #[error("the reply only deletes comments or docstrings of `{path}`, which a fix keeps; change the code that computes the wrong value")]
+    OnlyDocumentationDeleted { path: String },
     #[error("the reply changes the code of {names} in `{path}`, not only comments and docstrings; copy the code exactly as it is and add only the documentation")]
     CodeChanged { path: String, names: String },
     #[error("the reply is not valid JSON for an edit: {0}")]
@@ -44,6 +46,9 @@ pub enum EditError {
 impl EditError {
     /// The reply repeats the code as it is (no change at all).
     pub fn is_unchanged(&self) -> bool {
-        matches!(self, Self::Unchanged { .. } | Self::UnchangedDefinitions { .. })
+        matches!(
+            self,
+            Self::Unchanged { .. } | Self::UnchangedDefinitions { .. } | Self::OnlyDocumentationDeleted { .. }
+        )
     }
 }

@@ -59,6 +59,8 @@ pub struct EditOutcome {
     pub changes: Vec<(String, String)>,
     /// Definitions whose text changed.
     pub changed_symbols: Vec<String>,
+    /// Lines of comments and docstrings the reply deleted that were put back.
+    pub kept_documentation_lines: usize,
 }
 
 /// Turns `reply` (in `format`) into new texts of `files` (path, current text;
@@ -121,7 +123,7 @@ pub fn apply_reply(
         }
         changed_symbols.extend(changed_symbols_of(p, old, after));
     }
-    Ok(EditOutcome { changes, changed_symbols })
+    Ok(EditOutcome { changes, changed_symbols, kept_documentation_lines: 0 })
 }
 
 #[cfg(test)]

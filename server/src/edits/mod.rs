@@ -17,6 +17,7 @@ mod check;
 mod error;
 pub mod fence;
 mod format;
+mod kept_documentation;
 mod line_fix;
 mod patch;
 mod reply_filter;
@@ -35,6 +36,8 @@ pub struct ReplyChecks {
     pub elision_markers: Vec<String>,
     /// How many new syntax errors an error message lists.
     pub syntax_errors_shown: usize,
+    /// Put back the comments and docstrings a fix deleted whole.
+    pub keep_documentation: bool,
 }
 
 impl ReplyChecks {
@@ -44,6 +47,7 @@ impl ReplyChecks {
             min_line_share: runtime.whole_file_min_line_share,
             elision_markers: runtime.whole_file_elision_markers.clone(),
             syntax_errors_shown: runtime.syntax_errors_shown as usize,
+            keep_documentation: runtime.fix_keeps_documentation,
         }
     }
 }
@@ -55,6 +59,7 @@ pub(crate) fn default_checks() -> ReplyChecks {
     ReplyChecks::from_config(&crate::config::LoadedConfig::load(&inputs).expect("defaults load").config.runtime)
 }
 pub use error::EditError;
+pub use kept_documentation::{keep_deleted_documentation, KeptDocumentation};
 pub use format::{apply_reply, EditFormat, EditOutcome, JsonSymbolReply};
 pub use line_fix::{apply_line_fix, parse_line_fix, LineFix, LineRegion};
 pub use patch::{unified_diff, FileChange, Patch};

@@ -25,6 +25,33 @@ pub fn code_tokens(lang: &'static LanguageSpec, text: &str) -> Option<Vec<String
     Some(out)
 }
 
+/// The lines (0-based, first and last inclusive) of every comment and docstring
+/// of `text` that has its lines to itself (no code before or after it on them);
+/// `None` when `text` does not parse.
+pub fn commentary_lines(lang: &'static LanguageSpec, text: &str) -> Option<Vec<(usize, usize)>> {
+    let tree = parse(lang, text)?;
+    let mut out = Vec::new();
+    let mut stack = vec![tree.root_node()];
+    while let Some(node) = stack.pop() {
+        if is_commentary(&node) {
+            // Some grammars (Rust's line comments) end a comment after its newline.
+            let end = node.end_byte() - usize::from(text[..node.end_byte()].ends_with('\n'));
+            let line_start = text[..node.start_byte()].rfind('\n').map_or(0, |i| i + 1);
+            let line_end = text[end..].find('\n').map_or(text.len(), |i| end + i);
+            let alone = text[line_start..node.start_byte()].trim().is_empty() && text[end..line_end].trim().is_empty();
+            if alone {
+                let last = node.end_position().row - usize::from(end < node.end_byte());
+                out.push((node.start_position().row, last));
+            }
+            continue;
+        }
+        let mut cursor = node.walk();
+        stack.extend(node.children(&mut cursor));
+    }
+    out.sort_unstable();
+    Some(out)
+}
+
 fn is_commentary(node: &Node) -> bool {
     if node.kind().ends_with("comment") {
         return true;

@@ -270,6 +270,8 @@ pub struct RuntimeConfig {
     pub whole_file_min_line_share: f32,
     pub whole_file_elision_markers: Vec<String>,
     pub syntax_errors_shown: u32,
+    /// Put back the comments and docstrings a fix's reply deleted whole.
+    pub fix_keeps_documentation: bool,
     pub critic_diff_lines: u32,
     pub failure_output_lines: u32,
     pub feedback_tokens: u32,
