@@ -250,7 +250,7 @@ fn verdicts_name_the_effect_rule_and_sub_command() {
         "busybox ls",
         "timeout 5 busybox ls",
         "echo ${X:+a}",
-        "python3 -c 'print(1)'",
+        "python3 -c 'import sys; print(sys.modules)'",
         "cd -P /tmp && ls > x",
         "echo x > a.sh && sh a.sh",
         "PYTHONPATH=x python3 -m pytest",
@@ -319,9 +319,9 @@ fn verdicts_name_the_effect_rule_and_sub_command() {
         echo ${X:+a}
           dangerous=true effect=Some("unproven") rule=Some("unevaluable-expansion") sub=Some("echo ${X:+a}")
           the parameter expansion `${X:+a}` cannot be evaluated before it runs
-        python3 -c 'print(1)'
-          dangerous=true effect=Some("unproven") rule=Some("argument-not-allowed") sub=Some("python3 -c print(1)")
-          `python3 -c`: runs arbitrary code given on the command line, which the gate does not read
+        python3 -c 'import sys; print(sys.modules)'
+          dangerous=true effect=Some("unproven") rule=Some("code-not-allowed") sub=Some("python3 -c import sys; print(sys.modules)")
+          the `python3` program uses `sys.modules`, which is not known to be harmless
         cd -P /tmp && ls > x
           dangerous=true effect=Some("writes-outside-workspace") rule=Some("redirect-outside-workspace") sub=Some("ls")
           redirects output to x in a directory only known at run time

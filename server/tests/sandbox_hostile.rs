@@ -302,6 +302,54 @@ fn the_workspace_survives_with_every_mechanism_off() {
     );
 }
 
+/// Run as root, the suite runs again as an unprivileged user (uid and gid 65534,
+/// no groups, through `setpriv`), from a copy of this binary a user may execute:
+/// the sandbox must hold there too, where it enters through a user namespace
+/// instead of dropping root's capabilities. Needs `setpriv` and a system
+/// `python3` with pytest (`scripts/setup.sh` installs python3-pytest).
+#[test]
+fn the_hostile_suite_holds_as_an_unprivileged_user() {
+    if std::env::var_os(CHILD_MARK).is_some() || !nix::unistd::geteuid().is_root() {
+        return;
+    }
+    let pytest_ok = std::process::Command::new("/usr/bin/python3")
+        .args(["-c", "import pytest"])
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(pytest_ok, "/usr/bin/python3 has no pytest: `apt-get install python3-pytest` (scripts/setup.sh does)");
+    let dir = tempfile::Builder::new().prefix("tinycoder-user-").tempdir_in("/tmp").unwrap();
+    let exe = dir.path().join("sandbox_hostile");
+    std::fs::copy(std::env::current_exe().unwrap(), &exe).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let names = [
+        "a_hostile_conftest_is_contained",
+        "a_hostile_conftest_is_contained_by_copies",
+        "a_hostile_conftest_is_contained_without_landlock",
+        "the_workspace_survives_with_every_mechanism_off",
+    ];
+    for name in names {
+        let out = std::process::Command::new("setpriv")
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+            .arg(&exe)
+            .args(["--exact", name, "--nocapture", "--test-threads=1"])
+            .env_clear()
+            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+            .env("HOME", dir.path())
+            .env("TMPDIR", "/tmp")
+            .current_dir(dir.path())
+            .output()
+            .expect("setpriv runs (util-linux)");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && stdout.contains("1 passed"),
+            "{name} as uid 65534 failed:\n{stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
 const TIOCSTI_CONFTEST: &str = r#"
 import fcntl, os, termios
 def inject(fd, text):

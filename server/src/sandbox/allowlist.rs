@@ -4,6 +4,7 @@
 //! asks, with the part and the reason. Which programs and arguments are harmless is
 //! config; what is read here is shell syntax (options, operands, expansions, paths).
 
+use super::permission::inline_code::PythonCheck;
 use super::shell_parse::{basename, resolve_path, CommandUse, Word};
 use super::SandboxError;
 use crate::config::AllowRule;
@@ -36,6 +37,14 @@ pub(super) struct Allowed {
     appends_args: bool,
     output_flags: Vec<String>,
     pub(super) writes_cwd: bool,
+    options: Vec<Regex>,
+    output_operand: Option<Regex>,
+    folder_flags: Vec<String>,
+    pub(super) fills_folder: bool,
+    makes_link: bool,
+    pub(super) path_variables: Vec<String>,
+    pub(super) path_dirs: Vec<PathBuf>,
+    python: Option<PythonCheck>,
 }
 
 /// Why a simple command is not proven harmless.
@@ -61,6 +70,10 @@ pub(super) struct Accepted<'a> {
     pub wrapped_at: Option<usize>,
     /// The values of its `output_flags` options: paths it writes (checked by the policy).
     pub outputs: Vec<String>,
+    /// For an entry that fills a folder: the values of its `folder_flags` options.
+    pub folders: Vec<String>,
+    /// For an entry that makes a link: (TARGET, LINK).
+    pub link: Option<(String, String)>,
 }
 
 fn compile(re: &str, what: &str) -> Result<Regex, SandboxError> {
@@ -101,6 +114,20 @@ impl Allowed {
             appends_args: rule.appends_args,
             output_flags: rule.output_flags.clone(),
             writes_cwd: rule.writes_cwd,
+            options: rule.options.iter().map(|r| compile(r, &what)).collect::<Result<_, _>>()?,
+            output_operand: rule.output_operand.as_deref().map(|r| compile(r, &what)).transpose()?,
+            folder_flags: rule.folder_flags.clone(),
+            fills_folder: rule.fills_folder,
+            makes_link: rule.makes_link,
+            path_variables: rule.path_variables.clone(),
+            path_dirs: rule.path_dirs.iter().map(|d| super::permission::variables::home_path(d)).collect(),
+            python: match &rule.python {
+                Some(p) => Some(PythonCheck::new(p).map_err(|e| SandboxError::Store {
+                    path: PathBuf::from("config: permissions.allow"),
+                    reason: format!("{what}: python.read_mode: {e}"),
+                })?),
+                None => None,
+            },
         })
     }
 
@@ -116,6 +143,35 @@ impl Allowed {
             && self.operand == Operand::Any
             && !self.wrapper
             && self.output_flags.is_empty()
+            && self.options.is_empty()
+            && self.output_operand.is_none()
+            && !self.fills_folder
+            && !self.makes_link
+    }
+
+    /// Rejects option `t` when the entry lists its options and `t` is not one of them.
+    fn check_option(&self, head: &str, t: &str) -> Result<(), Rejection> {
+        if self.options.is_empty() || self.options.iter().any(|re| re.is_match(t)) {
+            return Ok(());
+        }
+        Err(reject("argument-not-allowed", format!("`{head} {t}` is not one of the options known to be harmless")))
+    }
+
+    /// The value of folder option `t` (with the next word `next`): Some((value, words used)).
+    fn folder_value<'w>(
+        &self,
+        t: &'w str,
+        next: Option<&'w Word>,
+    ) -> Option<(Option<&'w Word>, Option<&'w str>, usize)> {
+        for f in &self.folder_flags {
+            if t == f {
+                return Some((next, next.map(|w| w.text.as_str()), 2));
+            }
+            if let Some(v) = t.strip_prefix(f.as_str()).and_then(|v| v.strip_prefix('=')) {
+                return Some((None, Some(v), 1));
+            }
+        }
+        None
     }
 
     /// The value of output option `t` (with the next word `next`): Some((value, words used)).
@@ -203,6 +259,10 @@ impl Allowed {
             .chain(args[..start].iter().map(|w| w.text.as_str()))
             .collect::<Vec<_>>()
             .join(" ");
+        // `tar xzf -C DIR`: the bundle's `f` takes `-C` as the archive, and DIR is a member.
+        if self.fills_folder && rest.first().is_some_and(|w| w.text.starts_with('-')) {
+            return Err(reject("argument-not-allowed", format!("`{head}` with an option where the archive goes")));
+        }
         let constrained = !self.unconstrained() || ctx.writer;
         let code_by_flag = self.operand == Operand::Code
             && rest
@@ -210,11 +270,19 @@ impl Allowed {
                 .any(|w| self.code_flags.iter().any(|f| w.text == *f || w.text.starts_with(&format!("{f}="))));
         let mut operands = 0;
         let mut outputs = Vec::new();
+        let mut folders = Vec::new();
+        let mut operand_words: Vec<&Word> = Vec::new();
         let mut options_done = false;
         let mut k = 0;
         while k < rest.len() {
             let w = &rest[k];
             if w.dynamic || !w.substitutions.is_empty() {
+                // `export PATH=…`: the policy reads the value itself (see `path_dirs`).
+                if !self.path_dirs.is_empty() && w.text.starts_with("PATH=") {
+                    k += 1;
+                    operands += 1;
+                    continue;
+                }
                 if constrained {
                     return Err(reject(
                         "unevaluable-argument",
@@ -257,6 +325,7 @@ impl Allowed {
                     continue;
                 }
                 if t.starts_with('-') && t != "-" {
+                    self.check_option(&head, t)?;
                     k += if self.value_flags.iter().any(|f| f == t) { 2 } else { 1 };
                     continue;
                 }
@@ -268,6 +337,21 @@ impl Allowed {
                 continue;
             }
             if !options_done && t.starts_with('-') && t != "-" {
+                self.check_option(&head, t)?;
+                if let Some((word, value, used)) = self.folder_value(t, rest.get(k + 1)) {
+                    let unknown = word.is_some_and(|n| n.dynamic || n.glob || n.brace || !n.substitutions.is_empty());
+                    match value {
+                        Some(v) if !unknown => folders.push(v.to_string()),
+                        _ => {
+                            return Err(reject(
+                                "argument-not-allowed",
+                                format!("`{head} {}` without a folder known before it runs", shown(w)),
+                            ))
+                        }
+                    }
+                    k += used;
+                    continue;
+                }
                 if let Some((value, used)) = self.output_value(t, rest.get(k + 1)) {
                     let next_unknown = used == 2
                         && rest
@@ -300,7 +384,7 @@ impl Allowed {
                         continue;
                     }
                 }
-                if self.operand == Operand::Script && operands == 0 {
+                if self.operand == Operand::Script && operands == 0 && self.options.is_empty() {
                     return Err(reject(
                         "argument-not-allowed",
                         format!("`{prog} {}` before the script is not known to be harmless", shown(w)),
@@ -314,19 +398,32 @@ impl Allowed {
                     Operand::Script => {
                         self.check_script(prog, w, u.cwd.as_deref(), ctx.workspace)?;
                         // What follows is the script's own argument list.
-                        return Ok(Accepted { entry: self, wrapped_at: None, outputs });
+                        return Ok(Accepted { entry: self, wrapped_at: None, outputs, folders, link: None });
                     }
                     Operand::Code if !code_by_flag => self.check_code(prog, w)?,
                     _ => {}
                 }
+                if let Some(re) = &self.output_operand {
+                    if w.glob || w.brace || !re.is_match(t) {
+                        return Err(reject(
+                            "argument-not-allowed",
+                            format!(
+                                "`{head} {}`: the file it writes is not one of the names known to be harmless",
+                                shown(w)
+                            ),
+                        ));
+                    }
+                    outputs.push(t.to_string());
+                }
             }
+            operand_words.push(w);
             operands += 1;
             k += 1;
         }
         if self.wrapper {
             k += self.operands;
             let at = (k < rest.len()).then_some(1 + start + k);
-            return Ok(Accepted { entry: self, wrapped_at: at, outputs });
+            return Ok(Accepted { entry: self, wrapped_at: at, outputs, folders, link: None });
         }
         if self.operand == Operand::Script {
             return Err(reject(
@@ -345,7 +442,22 @@ impl Allowed {
                 ));
             }
         }
-        Ok(Accepted { entry: self, wrapped_at: None, outputs })
+        if folders.len() > 1 {
+            return Err(reject("argument-not-allowed", format!("`{prog}` told more than one folder to write into")));
+        }
+        let mut link = None;
+        if self.makes_link {
+            match operand_words.as_slice() {
+                [target, name] if !target.glob && !name.glob => link = Some((target.text.clone(), name.text.clone())),
+                _ => {
+                    return Err(reject(
+                        "argument-not-allowed",
+                        format!("`{head}` is known to be harmless only as `{head} TARGET LINK`, both written out"),
+                    ))
+                }
+            }
+        }
+        Ok(Accepted { entry: self, wrapped_at: None, outputs, folders, link })
     }
 
     fn check_code(&self, prog: &str, w: &Word) -> Result<(), Rejection> {
@@ -360,6 +472,9 @@ impl Allowed {
                 "code-not-allowed",
                 format!("the `{prog}` program `{}` is not one of the forms known to be harmless", shown(w)),
             ));
+        }
+        if let Some(python) = &self.python {
+            python.check(&w.text).map_err(|why| reject("code-not-allowed", format!("the `{prog}` program {why}")))?;
         }
         Ok(())
     }

@@ -8,7 +8,10 @@
 //! function definitions, assignments, computed names) is read here; which
 //! programs, arguments and paths have which effect comes from `[permissions]`.
 
+mod fills;
+pub(super) mod inline_code;
 mod proof;
+pub(super) mod variables;
 
 use super::allowlist::Allowed;
 use super::shell_parse::{analyze, assignment_name, resolve_path, CommandUse, RedirectKind};

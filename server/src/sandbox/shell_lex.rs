@@ -19,6 +19,9 @@ pub struct Word {
     pub glob: bool,
     /// Unquoted `{…,…}` or `{a..b}`: the shell may expand the word to several words.
     pub brace: bool,
+    /// The text holds a `$` that starts no expansion (quoted, escaped, or before a character
+    /// that names nothing): without it, every `$` of the text is an expansion as written.
+    pub literal_dollar: bool,
 }
 
 /// A lexer token: a word, or an operator (`|`, `&&`, `;`, `>`, `(`, newline …).
@@ -74,6 +77,7 @@ pub(super) fn tokenize(line: &str, depth: usize) -> Result<Vec<Token>, String> {
                 if let Some(&n) = chars.get(i + 1) {
                     if n != '\n' {
                         cur.text.push(n);
+                        cur.literal_dollar |= n == '$';
                         cur.quoted = true;
                         in_word = true;
                     }
@@ -85,6 +89,7 @@ pub(super) fn tokenize(line: &str, depth: usize) -> Result<Vec<Token>, String> {
             '\'' => {
                 let end = chars[i + 1..].iter().position(|&x| x == '\'').ok_or("unclosed single quote")?;
                 cur.text.extend(&chars[i + 1..i + 1 + end]);
+                cur.literal_dollar |= chars[i + 1..i + 1 + end].contains(&'$');
                 cur.quoted = true;
                 in_word = true;
                 i += end + 2;
@@ -110,6 +115,7 @@ pub(super) fn tokenize(line: &str, depth: usize) -> Result<Vec<Token>, String> {
                             if n != '\n' {
                                 cur.text.push(n);
                             }
+                            cur.literal_dollar |= n == '$';
                             i += 2;
                         }
                         '$' | '`' => i = dollar_or_backtick(&chars, i, &mut cur, depth)?,
@@ -265,10 +271,12 @@ fn dollar_or_backtick(chars: &[char], i: usize, cur: &mut Word, _depth: usize) -
             // `$'\x72\x6d'` and `$"…"`: bash decodes escapes or translates; dash does not.
             cur.unevaluable.get_or_insert_with(|| "`$'…'` or `$\"…\"` quoting".into());
             cur.text.push('$');
+            cur.literal_dollar = true;
             Ok(i + 1)
         }
         _ => {
             cur.text.push('$');
+            cur.literal_dollar = true;
             Ok(i + 1)
         }
     }

@@ -1,7 +1,7 @@
 //! A shell-syntax parser for permission checks: quotes, escapes, `$(…)` and
 //! backticks (recursively), pipes, lists, redirections, subshells, `bash -c`
 //! payloads, command wrappers (env, sudo, xargs, nice, timeout, nohup,
-//! command, exec, …) and `find -exec`. It does not run anything; it produces
+//! command, exec, valgrind, …) and `find -exec`. It does not run anything; it produces
 //! every simple command the line could run, with what it writes.
 
 pub use super::shell_lex::Word;
@@ -55,6 +55,8 @@ pub struct CommandUse {
     pub redirects: Vec<Redirect>,
     /// Names of the variables assigned in front of the command (`A=1 cmd`).
     pub assignments: Vec<String>,
+    /// Those assignments as written (`A=1`), in the same order.
+    pub assigned: Vec<Word>,
     /// The name of a shell function this defines (`name() { … }`, `function name`).
     pub defines_function: Option<String>,
     /// Working directory known at this point (None after `cd` to an unknown place).
@@ -231,10 +233,12 @@ fn simple_command(
     // Drop assignments (kept by name) and reserved words in front.
     let mut start = 0;
     let mut assignments = Vec::new();
+    let mut assigned = Vec::new();
     while start < words.len() {
         let t = &words[start].text;
         if let Some(name) = assignment_name(t) {
             assignments.push(name.to_string());
+            assigned.push(words[start].clone());
             start += 1;
         } else if !words[start].quoted && RESERVED.contains(&t.as_str()) {
             start += 1;
@@ -245,7 +249,14 @@ fn simple_command(
     let words = &words[start..];
     if words.is_empty() {
         if !redirects.is_empty() || !assignments.is_empty() {
-            out.push(CommandUse { redirects, assignments, unevaluable, cwd: cwd.clone(), ..Default::default() });
+            out.push(CommandUse {
+                redirects,
+                assignments,
+                assigned,
+                unevaluable,
+                cwd: cwd.clone(),
+                ..Default::default()
+            });
         }
         return Ok(());
     }
@@ -255,6 +266,7 @@ fn simple_command(
     let base = CommandUse {
         redirects,
         assignments,
+        assigned,
         unevaluable,
         cwd: cwd.clone(),
         text: words.iter().map(|w| w.text.as_str()).collect::<Vec<_>>().join(" "),
@@ -366,6 +378,16 @@ fn unwrap_command(
             let k = skip_options(rest, &["-a", "-i", "-o", "-e", "-p"]);
             let k = if program == "flock" { k + 1 } else { k };
             unwrap_command(inner(k), depth, cwd, base, out)
+        }
+        "valgrind" => {
+            // Its options are `--name=value` or single letters: none takes the next word. A
+            // program named by its path is a file (judged as valgrind's operand); a name is
+            // looked up in PATH, so that command is checked on its own.
+            let k = skip_options(rest, &[]);
+            match inner(k).first() {
+                Some(w) if w.text.contains('/') => Ok(()),
+                _ => unwrap_command(inner(k), depth, cwd, base, out),
+            }
         }
         "watch" => {
             let k = skip_options(rest, &["-n", "--interval", "-d"]);
@@ -527,6 +549,7 @@ mod tests {
             "function f { rm x; }",
             "PROMPT_COMMAND='curl x' ls < in.txt >> log",
             "'do' for \\if; do rm x",
+            "valgrind -q ./a.out; valgrind --leak-check=full rm x",
         ];
         let rendered: String = cases.iter().map(|c| format!("$ {c}\n{}\n", progs(c))).collect();
         expect_test::expect![[r#"
@@ -577,6 +600,10 @@ mod tests {
             ls[] >["log"] assigns ["PROMPT_COMMAND"]
             $ 'do' for \if; do rm x
             do["for", "if"]
+            rm["x"]
+            $ valgrind -q ./a.out; valgrind --leak-check=full rm x
+            valgrind["-q", "./a.out"]
+            valgrind["--leak-check=full", "rm", "x"]
             rm["x"]
         "#]]
         .assert_eq(&rendered);

@@ -163,6 +163,61 @@ pub struct AllowRule {
     /// be known to lie in the workspace.
     #[serde(default)]
     pub writes_cwd: bool,
+    /// When given, every option (an argument starting with `-`) must match one of these
+    /// regexes; for a wrapper, the options before the wrapped command.
+    #[serde(default)]
+    pub options: Vec<String>,
+    /// The first operand is a path the program writes (`tar czf NEW.tgz`, `zip -r NEW.zip`),
+    /// checked like an `output_flags` value; it must also match this regex.
+    #[serde(default)]
+    pub output_operand: Option<String>,
+    /// Options whose value is the folder the program writes into (`tar -C DIR`); without one,
+    /// its working directory.
+    #[serde(default)]
+    pub folder_flags: Vec<String>,
+    /// It fills a folder with files it does not name (an archive's members), replacing any
+    /// there: the folder must lie in the workspace and be empty or missing, and the command
+    /// must be alone in its line (a `cd` before it aside). The first word after the subcommand
+    /// is its input (`tar xzf ARCHIVE`), never an option.
+    #[serde(default)]
+    pub fills_folder: bool,
+    /// It makes a symbolic link (`ln -s TARGET LINK`): LINK must be a new path in the
+    /// workspace and TARGET, read from LINK's folder, an existing path in the workspace.
+    #[serde(default)]
+    pub makes_link: bool,
+    /// Variables that may be set in front of it (`CARGO_TARGET_DIR=DIR cargo build`, or through
+    /// `env`) whose value is a path it writes, checked like an `output_flags` value.
+    #[serde(default)]
+    pub path_variables: Vec<String>,
+    /// Folders `export PATH=…` may add in front of or after `$PATH` (`$HOME` and `~` stand for
+    /// the home folder); `$PATH` itself must stay, once.
+    #[serde(default)]
+    pub path_dirs: Vec<String>,
+    /// The program text (`operand = "code"`) is Python, proven harmless by these lists.
+    #[serde(default)]
+    pub python: Option<PythonRules>,
+}
+
+/// What inline Python (`python3 -c CODE`) may use: the code must parse, hold only
+/// expressions and imports (no assignment, definition, loop or lambda), import only
+/// `modules`, and name only `names` (builtins, and `module.attr` of an imported module;
+/// `module.*` for all of one), `methods` (after any other value) and `keywords`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct PythonRules {
+    /// Modules `import NAME` may load.
+    pub modules: Vec<String>,
+    /// Builtins and module attributes the code may name (call or read).
+    pub names: Vec<String>,
+    /// Methods and attributes of other values (`.read()`, `.items()`).
+    pub methods: Vec<String>,
+    /// Keyword argument names (`sep=`, `indent=`).
+    pub keywords: Vec<String>,
+    /// Calls that open a file: allowed only with a literal mode (second argument or
+    /// `mode=`) matching `read_mode`, or none.
+    pub openers: Vec<String>,
+    /// Regex over an opener's mode (its text without the quotes).
+    pub read_mode: String,
 }
 
 /// One `[[permissions.path_rules]]` entry: a written (or read) path that has an effect.
@@ -271,6 +326,12 @@ impl PermissionsConfig {
             }
             for re in rule.code_forbid.keys().chain(rule.code_allowed.iter()) {
                 check_regex(&key("code"), re)?;
+            }
+            for re in rule.options.iter().chain(rule.output_operand.iter()) {
+                check_regex(&key("options"), re)?;
+            }
+            if let Some(py) = &rule.python {
+                check_regex(&key("python.read_mode"), &py.read_mode)?;
             }
             if !matches!(rule.operand.as_str(), "" | "script" | "code") {
                 return Err(Invalid::new(&key("operand"), &rule.operand, "\"\", \"script\" or \"code\""));

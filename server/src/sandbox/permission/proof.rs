@@ -4,6 +4,7 @@
 use super::super::allowlist::{self, Context, Rejection};
 use super::super::shell_parse::{assignment_name, resolve_path, CommandUse};
 use super::{is_existing_file, real_path, PermissionPolicy};
+use std::path::PathBuf;
 
 impl PermissionPolicy {
     /// Proves the simple command `uses[i]` harmless with the allowlist, or says why it is not.
@@ -15,8 +16,12 @@ impl PermissionPolicy {
                 format!("{why} cannot be evaluated before it runs"),
             ));
         }
-        if let Some(name) = u.assignments.iter().find(|a| !self.safe_variables.contains(*a)) {
-            return Err(allowlist::reject("unsafe-variable", allowlist::unsafe_variable(name)));
+        // Assignments other than safe_variables are checked against the entry that accepts the
+        // command (its `path_variables`); alone (`NAME=value` with no command) they ask.
+        let unsafe_assigned: Vec<usize> =
+            (0..u.assignments.len()).filter(|&k| !self.safe_variables.contains(&u.assignments[k])).collect();
+        if let Some(&k) = unsafe_assigned.first().filter(|_| u.program.is_empty()) {
+            return Err(allowlist::reject("unsafe-variable", allowlist::unsafe_variable(&u.assignments[k])));
         }
         let Some(first) = u.words.first() else {
             return Ok(());
@@ -43,13 +48,26 @@ impl PermissionPolicy {
                 ));
             }
         }
-        // `export NAME=value`: the names must be safe to set.
+        // `export NAME=value`: the names must be safe to set; PATH only as the entries say.
         if matches!(u.program.as_str(), "export" | "declare" | "typeset" | "readonly" | "local") {
-            for a in u.args.iter().filter(|a| !a.starts_with('-')) {
-                let name = assignment_name(a).unwrap_or(a);
-                if !self.safe_variables.iter().any(|v| v == name) {
-                    return Err(allowlist::reject("unsafe-variable", allowlist::unsafe_variable(name)));
+            for w in u.words.iter().skip(1).filter(|w| !w.text.starts_with('-')) {
+                let name = assignment_name(&w.text).unwrap_or(&w.text);
+                if self.safe_variables.iter().any(|v| v == name) {
+                    continue;
                 }
+                if name == "PATH" && u.program == "export" && w.text.contains('=') {
+                    let dirs: Vec<PathBuf> = self
+                        .allowed
+                        .iter()
+                        .filter(|e| e.covers(&u.program))
+                        .flat_map(|e| e.path_dirs.iter().cloned())
+                        .collect();
+                    match super::variables::search_path_problem(w, &dirs) {
+                        None => continue,
+                        Some(why) => return Err(allowlist::reject("unsafe-variable", why)),
+                    }
+                }
+                return Err(allowlist::reject("unsafe-variable", allowlist::unsafe_variable(name)));
             }
         }
         let ctx = Context {
@@ -61,10 +79,14 @@ impl PermissionPolicy {
         let mut accepted = None;
         for entry in self.allowed.iter().filter(|e| e.covers(&u.program)) {
             match entry.accept(u, &ctx) {
-                Ok(a) => {
-                    accepted = Some(a);
-                    break;
-                }
+                Ok(a) => match unsafe_assigned.iter().find(|&&k| !entry.path_variables.contains(&u.assignments[k])) {
+                    Some(&k) => rejections
+                        .push(allowlist::reject("unsafe-variable", allowlist::unsafe_variable(&u.assignments[k]))),
+                    None => {
+                        accepted = Some(a);
+                        break;
+                    }
+                },
                 Err(r) => rejections.push(r),
             }
         }
@@ -100,6 +122,8 @@ impl PermissionPolicy {
             }
         }
         self.check_outputs(u, &accepted.outputs, accepted.entry.writes_cwd)?;
+        self.check_path_variables(u, &unsafe_assigned)?;
+        self.check_fills(uses, i, &accepted)?;
         if accepted.entry.runs_workspace_code || workspace_program {
             // `cd /tmp && make` runs the project found there, not the workspace's.
             if !u.cwd.as_deref().is_some_and(|c| real_path(c).starts_with(&self.workspace)) {
@@ -139,7 +163,7 @@ impl PermissionPolicy {
     /// The files an accepted entry says the command writes: each output path (and, for a
     /// program that writes into its working directory, that directory) must lie in the
     /// workspace, match no path rule, and not replace an existing file.
-    fn check_outputs(&self, u: &CommandUse, outputs: &[String], writes_cwd: bool) -> Result<(), Rejection> {
+    pub(super) fn check_outputs(&self, u: &CommandUse, outputs: &[String], writes_cwd: bool) -> Result<(), Rejection> {
         if writes_cwd && !u.cwd.as_deref().is_some_and(|c| real_path(c).starts_with(&self.workspace)) {
             return Err(allowlist::reject(
                 "output-outside-workspace",
@@ -173,5 +197,62 @@ impl PermissionPolicy {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::fills::tests::{policy, workspace};
+
+    #[test]
+    fn inline_code_of_other_interpreters_passes_in_one_shape_only() {
+        let ws = workspace();
+        let p = policy(ws.path());
+        for line in [
+            "node -e \"console.log(1 + 1)\"",
+            "node -p \"console.log('a' + 2 * (3 - 1))\"",
+            "ruby -e 'puts 1'",
+            "ruby -e 'puts(\"a\", 2 * 3)'",
+            "perl -ne 'print if /TODO/' src/lib.rs",
+            "perl -lne 'print unless m/^\\s*#/' README.md",
+            "python3 -c \"import sys, json; print(json.dumps(sys.argv), sys.version)\"",
+            "nohup cargo run &",
+            "valgrind --leak-check=full ./a.out",
+            "valgrind ls",
+        ] {
+            let v = p.check(line);
+            assert!(!v.dangerous, "{line}: {v:?}");
+        }
+        for line in [
+            "node -e \"console.log(process.exit())\"",
+            "node -e 'console.log(`${1}`)'",
+            "node -e \"console.log(1)\" -r ./x.js",
+            "node -e \"console.log(1)\" x.js",
+            "node -e \"console.log(/'/+require(\\\"fs\\\").rmSync(\\\"x\\\")+/'/)\"",
+            "node -e \"console.log(1 / 2)\"",
+            "ruby -e 'puts \"#{1}\"'",
+            "ruby -e 'puts %(x)'",
+            "ruby -e 'puts /x/'",
+            "perl -ne 'print if /(?{ 1 })/' a",
+            "perl -ne 'print if /$x/' a",
+            "perl -ne 'print if /x/' 'ls|'",
+            "perl -ne 'print if /x/' '>a'",
+            "perl -ne 'print if /x/e' a",
+            "perl -e 'print if /x/' a",
+            "perl -ne 'print if /x/; system(1)' a",
+            "python3 -c 'import os' -i",
+            // the effect rules still name `open(` in inline code (the proof would accept a read)
+            "python3 -c \"import json; print(json.load(open('data.json')))\"",
+            "cd /tmp && python3 -c 'print(1)'",
+            "echo x > json.py && python3 -c 'import json'",
+            "nohup setsid cargo run &",
+            "nohup -p 1 cargo run",
+            "valgrind --log-file=x ./a.out",
+            "valgrind /bin/rm -rf src",
+            "valgrind ../a.out",
+            "cd /tmp && valgrind ./a.out",
+        ] {
+            assert!(p.check(line).dangerous, "not asked: {line}");
+        }
     }
 }
