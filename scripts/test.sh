@@ -94,6 +94,9 @@ log "setup done in $((SECONDS - t0)) s; running tests"
 # The `bench fix` corpus: every task fails as shipped and passes with its fix.
 python3 tests/bench/check_corpus.py
 python3 -m pytest -q -p no:cacheprovider tests/bench
+# The diagnostic corpus: each checker reports its error as shipped, the reference fix
+# leaves none and passes the tests, the wrong fix silences the checker and fails them.
+python3 tests/bench/check_diag_corpus.py
 
 # Tests that need a model server fail (never skip) when it is down.
 export TINYCODER_REQUIRE_TESTBED=1

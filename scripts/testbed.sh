@@ -263,15 +263,21 @@ print_env() {
   # models dir (`<name>.gguf`) and the Ollama store the test bed's Ollama uses.
   echo "export TINYCODER_TEST_MODELS_DIR=$MODELS"
   echo "export TINYCODER_TEST_OLLAMA_MODELS=$HOME_DIR/ollama-models"
-  # ruff for the checker tests, where `up` installed it.
+  # ruff and mypy for the checker tests and the diagnostic corpus, where `up` installed them.
   [ -x "$VENV/bin/ruff" ] && echo "export TINYCODER_TEST_RUFF=$VENV/bin/ruff"
+  [ -x "$VENV/bin/mypy" ] && echo "export TINYCODER_TEST_MYPY=$VENV/bin/mypy"
   true
 }
 
-# ruff from PyPI: a checker the tests run in the sandbox (a wheel, no build).
-ensure_ruff() {
+# ruff and mypy from PyPI: checkers the tests run in the sandbox (wheels, no build).
+# Pinned: the diagnostic corpus (tests/bench/diag) names their codes and lines.
+RUFF_VERSION=0.17.6
+MYPY_VERSION=2.4.1
+ensure_checkers() {
   ensure_venv
-  [ -x "$VENV/bin/ruff" ] || "$VENV/bin/pip" install -q ruff
+  "$VENV/bin/ruff" --version 2>/dev/null | grep -qx "ruff $RUFF_VERSION" &&
+    "$VENV/bin/mypy" --version 2>/dev/null | grep -q "^mypy $MYPY_VERSION " ||
+    "$VENV/bin/pip" install -q "ruff==$RUFF_VERSION" "mypy==$MYPY_VERSION"
 }
 
 case "${1:-up}" in
@@ -284,7 +290,7 @@ case "${1:-up}" in
     flock 9
     command -v curl >/dev/null || apt_install curl
     ensure_models
-    ensure_ruff
+    ensure_checkers
     which=${TINYCODER_TESTBED_SERVERS:-ollama,llama}
     [[ ,$which, == *,ollama,* ]] && start_ollama
     [[ ,$which, == *,llama,* ]] && start_llama

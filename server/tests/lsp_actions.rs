@@ -34,6 +34,7 @@ fn code_actions_offer_the_quickfix_and_rewrites() {
             "tinycoder: document",
             "tinycoder: write tests",
             "tinycoder: explain",
+            "tinycoder: fix all checker errors in this file",
         ]
     "#]]
     .assert_debug_eq(&titles(&actions));
@@ -81,6 +82,7 @@ fn capabilities_list_every_command_and_the_outline_nests() {
     expect_test::expect![[r#"
         [
             "tinycoder.fix",
+            "tinycoder.fixAll",
             "tinycoder.edit",
             "tinycoder.ask",
             "tinycoder.explain",

@@ -324,6 +324,7 @@ impl Turn {
             self.notify(message(text.clone()));
             return Ok(text);
         }
+        said.extend(report.questions.iter().map(|q| format!("Question: {q}")));
         let note = match (&report.status, &report.tests_after) {
             (ReportStatus::BestAttempt, _) => "its tests FAIL".to_string(),
             (_, Some(t)) => format!("tested: {}", t.headline()),

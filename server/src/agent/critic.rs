@@ -21,10 +21,35 @@ pub fn critic_messages(
         Some(super::state::AttemptResult::Tested { tests, why, .. }) => format!("{} — {why}", tests.headline()),
         _ => "not run".to_string(),
     };
-    let user = env
-        .prompts
-        .render(PromptId::CRITIC_REQUEST, &[("request", &request.summary()), ("tests", &tests), ("diff", &diff)])?;
+    let questions = if p.questions.is_empty() {
+        String::new()
+    } else {
+        let listed: Vec<String> = p.questions.iter().map(|q| format!("- {q}")).collect();
+        env.prompts.render(PromptId::CRITIC_QUESTIONS, &[("questions", &listed.join("\n"))])?
+    };
+    let user = env.prompts.render(
+        PromptId::CRITIC_REQUEST,
+        &[("request", &request.summary()), ("tests", &tests), ("diff", &diff), ("questions", &questions)],
+    )?;
     Ok(vec![ChatMessage::system(env.prompts.render(PromptId::CRITIC_SYSTEM, &[])?), ChatMessage::user(user)])
+}
+
+/// The questions a passing attempt's patch raises (`runtime.questioned_operators`), one
+/// line each, prefixed with the file.
+pub fn patch_questions(env: &AgentEnv, p: &TaskProgress) -> Vec<String> {
+    let Some(patch) = p.success().and_then(|a| p.patch_of(a)) else {
+        return Vec::new();
+    };
+    let table = &env.config.runtime.questioned_operators;
+    patch
+        .changes
+        .iter()
+        .flat_map(|c| {
+            crate::edits::questioned_operators(&c.path, &c.before, &c.after, table)
+                .into_iter()
+                .map(move |q| format!("{}: {}", c.path, q.question()))
+        })
+        .collect()
 }
 
 /// Asks the critic; scores are clamped to 0..1.

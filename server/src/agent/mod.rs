@@ -24,6 +24,7 @@ mod critic;
 mod diagnostic_check;
 mod env;
 mod error;
+mod fix_all;
 mod focused;
 mod locate;
 mod memory_step;
@@ -47,6 +48,9 @@ pub use add_tests::{subject_at, Subject};
 pub use ask::{prepare_answer, AnswerRequest};
 pub use env::{read_workspace_file, AgentEnv, DiskSources, SourceView};
 pub use error::AgentError;
+pub use fix_all::{
+    fix_all, DiagnosticOutcome, FixAllContext, FixAllError, FixAllProgress, FixAllReport, FixAllState, OutcomeKind,
+};
 pub use memory_step::MemoryContext;
 pub use progress::describe_event;
 pub use report::{ReportStatus, TaskReport};

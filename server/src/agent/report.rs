@@ -51,6 +51,9 @@ pub struct TaskReport {
     pub diagnostic_check: Option<String>,
     /// How each attempt ended, one line each.
     pub attempt_log: Vec<String>,
+    /// What the passing patch does that its tests cannot vouch for (an operator
+    /// changed against its definition's words), one question each, for the reviewer.
+    pub questions: Vec<String>,
     pub duration_ms: u64,
 }
 
@@ -93,6 +96,7 @@ impl TaskReport {
                 .and_then(|a| a.check.clone())
                 .or_else(|| p.check.as_ref().and_then(|c| c.note.clone())),
             attempt_log: p.attempts.iter().map(super::router::describe).collect(),
+            questions: Vec::new(),
             duration_ms,
         }
     }

@@ -295,11 +295,16 @@ impl Runtime {
             }
             (_, None) => reason.to_string(),
         };
-        let report = TaskReport::new(&task.id, status, summary, p, chosen, elapsed);
+        let mut report = TaskReport::new(&task.id, status, summary, p, chosen, elapsed);
+        if status == ReportStatus::Patched {
+            // Computed here as well as for the critic, which may be switched off.
+            report.questions = super::critic::patch_questions(&self.env, p);
+        }
         let result = json!({
             "status": report.status, "summary": report.summary, "attempts": report.attempts,
             "files_changed": report.files_changed, "diff": report.diff,
             "tests_after": report.tests_after.as_ref().map(|t| t.headline()),
+            "questions": report.questions,
         });
         task.record(&self.env, vec![NewEvent::new(EventType::TaskCompleted, result)]).await?;
         Ok(report)

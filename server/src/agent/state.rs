@@ -280,6 +280,10 @@ pub struct TaskProgress {
     /// The checker of another tool's diagnostic (`None` for other requests).
     #[serde(default)]
     pub check: Option<super::diagnostic_check::DiagnosticCheck>,
+    /// Questions about the passing patch that its tests cannot answer (an operator
+    /// changed against the words of its definition), shown with the proposal.
+    #[serde(default)]
+    pub questions: Vec<String>,
 }
 
 impl TaskProgress {

@@ -567,6 +567,7 @@ fn mode_of(request: &AgentRequest) -> &'static str {
 
 /// The critic's score of the passing patch, or the configured fallback.
 pub async fn critic(env: &AgentEnv, task: &mut Task, cancel: &CancellationToken) -> Result<StepEnd, AgentError> {
+    task.progress.questions = super::critic::patch_questions(env, &task.progress);
     let messages = super::critic::critic_messages(env, &task.request, &task.progress)?;
     let model = env.config.models.critic.name.clone();
     task.record(

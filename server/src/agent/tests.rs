@@ -217,6 +217,35 @@ async fn a_fix_keeps_the_documentation_its_reply_deleted() {
     assert_eq!(patch.changes[0].after, documented.replace("a - b", "a + b"));
 }
 
+/// A passing fix that turns `//` into `/` where the docstring promises whole cents:
+/// the tests (900 == 900.0) cannot tell, so the critic's prompt and the proposal
+/// carry the question; the right operator raises none.
+#[tokio::test]
+async fn an_operator_changed_against_its_docstring_is_questioned_before_it_is_proposed() {
+    let cart = "def apply_discount(cents, percent):\n    \"\"\"`cents` reduced by `percent` percent, rounded down to a whole cent.\"\"\"\n    return cents - cents * percent // 10\n";
+    let tests =
+        "from cart import apply_discount\n\n\ndef test_discount():\n    assert apply_discount(1000, 10) == 900\n";
+    let float_fix = "```python\ndef apply_discount(cents, percent):\n    \"\"\"`cents` reduced by `percent` percent, rounded down to a whole cent.\"\"\"\n    return cents - cents * percent / 100\n```\n";
+    let files = [("cart.py", cart), ("test_cart.py", tests)];
+    let ws = workspace_with(&files, config(), vec![reply(float_fix), reply(CRITIC)], None);
+    let (_, report) = run(&ws, fix()).await;
+    assert_eq!(report.status, ReportStatus::Patched, "{report:#?}");
+    assert_eq!(report.questions.len(), 1, "{:?}", report.questions);
+    let q = &report.questions[0];
+    assert!(q.starts_with("cart.py: line 3 changes `//` to `/` in `apply_discount`"), "{q}");
+    assert!(q.contains("rounded down"), "{q}");
+    let critic = ws.model.requests(ModelRole::Critic);
+    assert!(critic[0].messages[1].content.contains(q.as_str()), "{:?}", critic[0].messages);
+
+    let int_fix = float_fix.replace("/ 100", "// 100");
+    let ws = workspace_with(&files, config(), vec![reply(&int_fix), reply(CRITIC)], None);
+    let (_, report) = run(&ws, fix()).await;
+    assert_eq!(report.status, ReportStatus::Patched, "{report:#?}");
+    assert!(report.questions.is_empty(), "{:?}", report.questions);
+    let critic = ws.model.requests(ModelRole::Critic);
+    assert!(!critic[0].messages[1].content.contains("speak against"), "{:?}", critic[0].messages);
+}
+
 /// The call tracer shows `median` returning the wrong 3 below `middle`, the
 /// function the test calls: the retry at `median` is a narrow prompt about it
 /// alone, with that call, and its `Wrong line` / `Fixed line` reply becomes

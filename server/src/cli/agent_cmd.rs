@@ -52,6 +52,10 @@ pub struct FixArgs {
     /// Run the project's checkers (cargo check, ruff, …) and fix the first error they report.
     #[arg(long, conflicts_with_all = ["target", "source"])]
     pub check: bool,
+    /// Fix every error the project's checkers report in FILE, one at a time, re-checking after each;
+    /// one combined diff is shown (at most runtime.fix_all_max_diagnostics fixes).
+    #[arg(long, requires = "target", conflicts_with_all = ["check", "source", "message"])]
+    pub all: bool,
     #[command(flatten)]
     pub apply: ApplyArgs,
 }
@@ -77,7 +81,7 @@ pub struct ResumeArgs {
     pub apply: ApplyArgs,
 }
 
-/// `tinycoder fix [FILE[:LINE]] [--message TEXT] [--source TOOL [--code CODE]]`, or `--check`.
+/// `tinycoder fix [FILE[:LINE]] [--message TEXT] [--source TOOL [--code CODE]]`, `--check`, or `FILE --all`.
 pub async fn run_fix(args: FixArgs, workspace: Option<PathBuf>) -> anyhow::Result<ExitCode> {
     if args.check {
         let ctx = CliContext::load(workspace)?;
@@ -85,6 +89,11 @@ pub async fn run_fix(args: FixArgs, workspace: Option<PathBuf>) -> anyhow::Resul
             Some(request) => run_request_in(ctx, request, &args.apply).await,
             None => Ok(ExitCode::SUCCESS),
         };
+    }
+    if args.all {
+        let ctx = CliContext::load(workspace)?;
+        let file = args.target.as_deref().unwrap_or_default();
+        return super::check_cmd::fix_all_in_file(ctx, file, &args.apply).await;
     }
     let target = args.target.as_deref().map(Location::parse).transpose().map_err(anyhow::Error::msg)?;
     let origin = args.source.map(|source| DiagnosticOrigin { source, code: args.code.unwrap_or_default() });
@@ -139,7 +148,7 @@ pub(super) async fn agent_env(ctx: &CliContext, check: ModelCheck) -> anyhow::Re
 }
 
 /// What a job started from the terminal runs with: `env`'s disk and terminal, the options asked for, Ctrl-C.
-fn job_context(env: &AgentEnv, apply: &ApplyArgs, cancel: CancellationToken) -> JobContext {
+pub(super) fn job_context(env: &AgentEnv, apply: &ApplyArgs, cancel: CancellationToken) -> JobContext {
     let options = TaskOptions { best_attempt: apply.best_attempt, origin: "cli".into(), session_id: None };
     JobContext::new(env, options, cancel)
 }
@@ -156,7 +165,7 @@ pub(super) fn ctrl_c_token() -> CancellationToken {
 }
 
 /// Prints the task's events as progress lines on stderr until the task ends.
-fn follow(bus: &EventBus, task_id: &str) -> tokio::task::JoinHandle<()> {
+pub(super) fn follow(bus: &EventBus, task_id: &str) -> tokio::task::JoinHandle<()> {
     let mut rx = bus.subscribe();
     let task_id = task_id.to_string();
     tokio::spawn(async move {
@@ -246,6 +255,25 @@ pub(super) async fn finish(
     cancelled: bool,
     extra: Option<serde_json::Value>,
 ) -> anyhow::Result<ExitCode> {
+    Ok(finish_with(env, report, apply, cancelled, extra).await?.code)
+}
+
+/// How [`finish_with`] ended: its exit code, whether the patch was written, the tests on the real tree.
+pub(super) struct Finished {
+    pub code: ExitCode,
+    pub applied: bool,
+    pub real_tree: Option<TestSummary>,
+    pub commit_failed: bool,
+}
+
+/// [`finish`], telling what it did.
+pub(super) async fn finish_with(
+    env: &AgentEnv,
+    report: TaskReport,
+    apply: &ApplyArgs,
+    cancelled: bool,
+    extra: Option<serde_json::Value>,
+) -> anyhow::Result<Finished> {
     let mut applied = false;
     let mut real_tree: Option<TestSummary> = None;
     let mut note = String::new();
@@ -262,6 +290,12 @@ pub(super) async fn finish(
                 if apply.commit {
                     println!("{}", head.trim_end());
                 }
+            }
+        }
+        if !apply.json {
+            // What the tests cannot vouch for, said before the user agrees.
+            for q in &report.questions {
+                eprintln!("question: {q}");
             }
         }
         let agreed = apply.yes || (!apply.json && ask_to_apply(patch, report.status));
@@ -328,13 +362,14 @@ pub(super) async fn finish(
         }
     }
     let commit_failed = matches!(committed, Some(Err(_)));
-    Ok(if cancelled {
+    let code = if cancelled {
         ExitCode::from(130)
     } else if passes_now && !commit_failed {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
-    })
+    };
+    Ok(Finished { code, applied, real_tree, commit_failed })
 }
 
 /// Says that the patched files also hold the user's uncommitted changes (the diff against HEAD differs).

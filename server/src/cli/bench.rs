@@ -61,6 +61,10 @@ pub struct FixBenchArgs {
     /// problem, as `tinycoder fix --message TEXT` does (default: the failing test alone).
     #[arg(long)]
     pub describe: bool,
+    /// The tasks are checker diagnostics (tests/bench/diag): each is fixed from the error its
+    /// checker reports, as `tinycoder fix --check` does, and scored as fixed, verified or wrong.
+    #[arg(long)]
+    pub diag: bool,
 }
 
 /// `task.toml` of a corpus task.
@@ -96,7 +100,7 @@ struct TaskResult {
     steps: Option<usize>,
 }
 
-fn task_dirs(dirs: &[PathBuf]) -> Vec<PathBuf> {
+pub(super) fn task_dirs(dirs: &[PathBuf]) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for d in dirs {
         if d.join("task.toml").is_file() {
@@ -156,12 +160,15 @@ pub async fn run(args: Args, workspace: Option<PathBuf>) -> anyhow::Result<ExitC
     if dirs.is_empty() {
         let given: Vec<String> = args.dirs.iter().map(|d| d.display().to_string()).collect();
         anyhow::bail!(
-            "no task folders in {}: a task folder holds project/ and task.toml (the corpus is tests/bench/fix)",
+            "no task folders in {}: a task folder holds project/ and task.toml (the corpora are tests/bench/fix and, with --diag, tests/bench/diag)",
             given.join(", ")
         );
     }
     let model = crate::llm::client_from_config(&config)?;
     model.check_ready(crate::config::ModelRole::Coder).await?;
+    if args.diag {
+        return super::bench_diag::run(&args, &dirs, &config, &prompts, &model).await;
+    }
     let mut results = Vec::new();
     for dir in dirs {
         let id = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
@@ -174,28 +181,8 @@ pub async fn run(args: Args, workspace: Option<PathBuf>) -> anyhow::Result<ExitC
             continue;
         }
         eprintln!("== {id} ({}): {}", spec.language, spec.description);
-        let home = tempfile::tempdir()?;
-        let root = home.path().join("project");
-        copy_tree(&dir.join("project"), &root)?;
-        let paths = crate::paths::WorkspacePaths {
-            root: root.clone(),
-            cache_dir: home.path().join("cache"),
-            data_dir: home.path().join("data"),
-        };
-        let store =
-            Store::open(&paths.data_dir.join(crate::store::DB_FILE_NAME), StoreSettings::from_config(&config.store))?;
-        let index = Arc::new(WorkspaceIndex::open(&root, &paths.cache_dir.join("index"), &config.index)?);
-        let ws = Workspace::from_parts(WorkspaceParts {
-            config: config.clone(),
-            prompts: prompts.clone(),
-            model: model.clone(),
-            store,
-            index,
-            paths,
-        });
-        ws.ready().await.map_err(anyhow::Error::msg)?;
-        let env =
-            ws.env(Arc::new(DiskSources::new(&root)), Arc::new(crate::sandbox::NonInteractiveHuman::from(&config)));
+        let task = TaskWorkspace::open(&dir, &config, &prompts, &model).await?;
+        let (ws, env) = (&task.ws, &task.env);
         // One-file fixes start from the failing test; a multi-file task with a request runs it
         // as a planned request (router, planner, steps), as `tinycoder run` does.
         let started = Instant::now();
@@ -205,18 +192,18 @@ pub async fn run(args: Args, workspace: Option<PathBuf>) -> anyhow::Result<ExitC
             (Some(r), "multi") => {
                 eprintln!("   request: {r}");
                 let out =
-                    crate::agent::plan::run_request(&env, &task_id, r, None, options, CancellationToken::new()).await?;
+                    crate::agent::plan::run_request(env, &task_id, r, None, options, CancellationToken::new()).await?;
                 eprintln!("   plan: {} ({} step(s))", out.route.reason(), out.steps.len());
                 (out.report, Some(out.steps.len()))
             }
             _ => {
                 let message = args.describe.then(|| spec.description.clone());
                 let request = AgentRequest::Fix { target: None, message, from_tests: false, origin: None };
-                let ctx = JobContext::new(&env, options, CancellationToken::new());
+                let ctx = JobContext::new(env, options, CancellationToken::new());
                 (ws.start(Job::New { task_id, request }, ctx).await?, None)
             }
         };
-        let fixed = report.status == ReportStatus::Patched && verify_on_tree(&env, &report).await;
+        let fixed = report.status == ReportStatus::Patched && verify_on_tree(env, &report).await;
         let mut result = summarize(&id, &spec.language, &report, fixed, started.elapsed().as_secs_f64());
         result.steps = steps;
         eprintln!(
@@ -238,8 +225,50 @@ pub async fn run(args: Args, workspace: Option<PathBuf>) -> anyhow::Result<ExitC
     Ok(ExitCode::SUCCESS)
 }
 
+/// A corpus task's project copied to a temporary folder and opened as a workspace.
+pub(super) struct TaskWorkspace {
+    pub ws: Workspace,
+    pub env: AgentEnv,
+    pub root: PathBuf,
+    _home: tempfile::TempDir,
+}
+
+impl TaskWorkspace {
+    /// Copies `dir/project` and opens it with `config` (store, index, no watching), ready.
+    pub async fn open(
+        dir: &Path,
+        config: &crate::config::Config,
+        prompts: &crate::config::PromptLibrary,
+        model: &Arc<dyn crate::llm::ModelClient>,
+    ) -> anyhow::Result<Self> {
+        let home = tempfile::tempdir()?;
+        let root = home.path().join("project");
+        copy_tree(&dir.join("project"), &root)?;
+        let paths = crate::paths::WorkspacePaths {
+            root: root.clone(),
+            cache_dir: home.path().join("cache"),
+            data_dir: home.path().join("data"),
+        };
+        let store =
+            Store::open(&paths.data_dir.join(crate::store::DB_FILE_NAME), StoreSettings::from_config(&config.store))?;
+        let index = Arc::new(WorkspaceIndex::open(&root, &paths.cache_dir.join("index"), &config.index)?);
+        let ws = Workspace::from_parts(WorkspaceParts {
+            config: config.clone(),
+            prompts: prompts.clone(),
+            model: model.clone(),
+            store,
+            index,
+            paths,
+        });
+        ws.ready().await.map_err(anyhow::Error::msg)?;
+        let env =
+            ws.env(Arc::new(DiskSources::new(&root)), Arc::new(crate::sandbox::NonInteractiveHuman::from(config)));
+        Ok(Self { ws, env, root, _home: home })
+    }
+}
+
 /// Writes the patch into the temp copy and runs the tests there: fixed means green on the tree.
-async fn verify_on_tree(env: &AgentEnv, report: &TaskReport) -> bool {
+pub(super) async fn verify_on_tree(env: &AgentEnv, report: &TaskReport) -> bool {
     let Some(patch) = &report.patch else { return false };
     if crate::undo::write_patch(&env.paths.root, patch).is_err() {
         return false;

@@ -8,6 +8,7 @@ mod agent_cmd;
 mod ask;
 mod bench;
 mod bench_complete;
+mod bench_diag;
 mod bench_model;
 mod chat;
 mod check_cmd;

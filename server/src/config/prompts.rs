@@ -62,7 +62,8 @@ prompts! {
     CODER_SECTION_OUTPUT = "coder_section_output" ["command"];
     CODER_OUTPUT_CUT = "coder_output_cut" [];
     CRITIC_SYSTEM = "critic_system" [];
-    CRITIC_REQUEST = "critic_request" ["request", "tests", "diff"];
+    CRITIC_REQUEST = "critic_request" ["request", "tests", "diff", "questions"];
+    CRITIC_QUESTIONS = "critic_questions" ["questions"];
     MEMORY_ERROR_FIX = "memory_error_fix" ["message", "path", "symbols", "change"];
     ASK_REQUEST = "ask_request" ["question"];
     CODER_REQUEST_TESTS = "coder_request_tests" ["path", "subject", "format_rules"];

@@ -19,6 +19,7 @@ pub mod fence;
 mod format;
 mod kept_documentation;
 mod line_fix;
+mod operator_change;
 mod patch;
 mod reply_filter;
 mod search_replace;
@@ -59,9 +60,10 @@ pub(crate) fn default_checks() -> ReplyChecks {
     ReplyChecks::from_config(&crate::config::LoadedConfig::load(&inputs).expect("defaults load").config.runtime)
 }
 pub use error::EditError;
-pub use kept_documentation::{keep_deleted_documentation, KeptDocumentation};
 pub use format::{apply_reply, EditFormat, EditOutcome, JsonSymbolReply};
+pub use kept_documentation::{keep_deleted_documentation, KeptDocumentation};
 pub use line_fix::{apply_line_fix, parse_line_fix, LineFix, LineRegion};
+pub use operator_change::{questioned_operators, OperatorQuestion};
 pub use patch::{unified_diff, FileChange, Patch};
 pub use reply_filter::{filter_reply_definitions, KeepDefinitions};
 pub use search_replace::{apply_search_replace, parse_search_replace, SearchReplace};

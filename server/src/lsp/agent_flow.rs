@@ -1,4 +1,5 @@
 //! The agent from the editor: `tinycoder.fix` (the quick-fix on any diagnostic),
+//! `tinycoder.fixAll` (the `source.fixAll.tinycoder` action: every checker error of a file),
 //! the [`Launcher`] every agent flow starts through (fix, edit, document, write
 //! tests; see `edit_flows.rs`), and resuming tasks at start-up. A task runs in the
 //! background under cancellable progress; its patch is offered for review by
@@ -14,8 +15,8 @@ use super::indexing::IndexSlots;
 use super::progress::{JobRegistry, ProgressHandle};
 use super::server::Backend;
 use crate::agent::{
-    describe_event, AgentRequest, DiagnosticOrigin, Job, JobContext, Location, SourceView, TaskOptions, Workspace,
-    WorkspaceParts,
+    describe_event, AgentRequest, DiagnosticOrigin, FixAllContext, FixAllProgress, Job, JobContext, Location,
+    SourceView, TaskOptions, Workspace, WorkspaceParts,
 };
 use crate::sandbox::BufferOverlay;
 use crate::store::UnfinishedTask;
@@ -123,6 +124,67 @@ pub async fn fix(backend: &Backend, args: &[Value]) -> Result<Option<Value>> {
         origin,
     };
     backend.launcher_in(&folder)?.start(request, "tinycoder: fix").map(Some)
+}
+
+/// `tinycoder.fixAll [ActionData]`: fixes the checker errors of the action's file one at a
+/// time in the background; the one combined patch goes to review like a quick fix's.
+pub async fn fix_all(backend: &Backend, args: &[Value]) -> Result<Option<Value>> {
+    let data: ActionData = args.first().cloned().and_then(|v| serde_json::from_value(v).ok()).ok_or_else(|| {
+        Error::invalid_params("tinycoder.fixAll needs the code action's data: [{\"uri\", \"range\"}]")
+    })?;
+    let (folder, rel) = backend.file_in_workspace(&data.uri, "tinycoder.fixAll")?;
+    backend.launcher_in(&folder)?.start_fix_all(rel).map(Some)
+}
+
+/// Runs "fix all in this file" on `rel` under `progress`, then offers its combined patch.
+async fn run_fix_all(
+    handles: FlowHandles,
+    ws: Workspace,
+    human: Arc<dyn crate::sandbox::HumanPort>,
+    snapshot: Arc<BufferSnapshot>,
+    rel: String,
+    task_id: String,
+    progress: ProgressHandle,
+) {
+    let mut rx = ws.bus.subscribe();
+    let env = ws.env(snapshot.clone(), human.clone());
+    let ours: Arc<Mutex<HashSet<String>>> = Arc::default();
+    let reporter = {
+        let (sink, ours) = (progress.sender(), ours.clone());
+        tokio::spawn(async move {
+            while let Ok(e) = rx.recv().await {
+                if ours.lock().is_ok_and(|o| o.contains(&e.task_id)) {
+                    if let Some(line) = describe_event(&e) {
+                        tracing::info!(task = %e.task_id, "{line}");
+                        sink.report(line, None);
+                    }
+                }
+            }
+        })
+    };
+    let sink = progress.sender();
+    let on_progress = |p: FixAllProgress| match p {
+        FixAllProgress::Checking { command, .. } => sink.report(format!("checking with `{command}`"), None),
+        FixAllProgress::Fixing { task_id, diagnostic } => {
+            if let Ok(mut o) = ours.lock() {
+                o.insert(task_id);
+            }
+            sink.report(format!("fixing {}", diagnostic.headline()), None);
+        }
+        FixAllProgress::Done(o) => {
+            tracing::info!("{}", o.line());
+            sink.report(o.line(), None);
+        }
+    };
+    let options = TaskOptions { best_attempt: false, origin: "lsp".into(), session_id: None };
+    let ctx = FixAllContext { sources: snapshot.clone(), human, options, cancel: progress.cancel_token() };
+    let outcome = crate::agent::fix_all(&ws, &rel, ctx, &on_progress).await;
+    reporter.abort();
+    drop(progress);
+    match outcome {
+        Ok(r) => super::review::deliver(&handles, &env, &snapshot, r.task_report(&task_id), None).await,
+        Err(e) => handles.client.show_message(MessageType::ERROR, format!("tinycoder: {e}")).await,
+    }
 }
 
 /// How to run a request again from scratch (a stale patch recomputed on request).
@@ -286,6 +348,27 @@ impl Launcher {
                     let job = Job::New { task_id, request };
                     run_task(me.handles.clone(), ws, me.human(), snapshot, job, progress, Some(redo)).await
                 }
+                Err(e) => {
+                    let message = format!("tinycoder: the task could not start: {e}");
+                    me.handles.client.show_message(MessageType::ERROR, message).await
+                }
+            }
+        });
+        Ok(answer)
+    }
+
+    /// Starts "fix all in this file" on `rel` in the background; answers with its ids.
+    pub fn start_fix_all(&self, rel: String) -> Result<Value> {
+        self.model()?;
+        let h = &self.handles;
+        let snapshot = self.snapshot();
+        let progress = ProgressHandle::start(&h.client, &h.jobs, "tinycoder: fix all in this file", h.progress);
+        let task_id = uuid::Uuid::new_v4().to_string();
+        let answer = json!({"taskId": task_id, "jobId": progress.id()});
+        let me = self.clone();
+        tokio::spawn(async move {
+            match me.workspace().await {
+                Ok(ws) => run_fix_all(me.handles.clone(), ws, me.human(), snapshot, rel, task_id, progress).await,
                 Err(e) => {
                     let message = format!("tinycoder: the task could not start: {e}");
                     me.handles.client.show_message(MessageType::ERROR, message).await

@@ -8,6 +8,9 @@ use tower_lsp_server::ls_types::{CodeAction, CodeActionKind, CodeActionOrCommand
 /// Longest diagnostic excerpt shown in a quick-fix title, in chars (a UI limit, not a model setting).
 const TITLE_MESSAGE_CHARS: usize = 60;
 
+/// The kind of "fix all in this file" (a `source.fixAll` action, as editors run on save or on request).
+pub const FIX_ALL_KIND: &str = "source.fixAll.tinycoder";
+
 /// What an action's `data` (and its command's argument) carries.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
@@ -100,6 +103,17 @@ pub fn list_actions(
             )));
         }
     }
+    let fix_all = CodeActionKind::from(FIX_ALL_KIND);
+    if wanted(&fix_all) {
+        // Listed from the request alone; which checkers apply is found when it runs.
+        out.push(CodeActionOrCommand::CodeAction(action(
+            "tinycoder: fix all checker errors in this file".to_string(),
+            fix_all,
+            CommandId::FixAll,
+            data("fixAll", range, None),
+            None,
+        )));
+    }
     out
 }
 
@@ -130,6 +144,7 @@ mod tests {
                 "tinycoder: document None",
                 "tinycoder: write tests None",
                 "tinycoder: explain None",
+                "tinycoder: fix all checker errors in this file None",
             ]
         "#]]
         .assert_debug_eq(&titles);
@@ -137,5 +152,19 @@ mod tests {
         assert_eq!(list_actions(&uri, Some(3), r, &[d("x")], Some(&only)).len(), 1);
         let only = [CodeActionKind::REFACTOR];
         assert_eq!(list_actions(&uri, Some(3), r, &[d("x")], Some(&only)).len(), 4);
+        for kind in ["source", "source.fixAll", FIX_ALL_KIND] {
+            let only = [CodeActionKind::from(kind.to_string())];
+            let listed = list_actions(&uri, Some(3), r, &[d("x")], Some(&only));
+            let kinds: Vec<String> = listed
+                .iter()
+                .filter_map(|a| match a {
+                    CodeActionOrCommand::CodeAction(a) => a.kind.as_ref().map(|k| k.as_str().to_string()),
+                    CodeActionOrCommand::Command(_) => None,
+                })
+                .collect();
+            assert_eq!(kinds, [FIX_ALL_KIND], "only = {kind}");
+        }
+        let only = [CodeActionKind::SOURCE_ORGANIZE_IMPORTS];
+        assert!(list_actions(&uri, Some(3), r, &[d("x")], Some(&only)).is_empty());
     }
 }

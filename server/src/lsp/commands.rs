@@ -9,6 +9,7 @@ use tower_lsp_server::jsonrpc::{Error, ErrorCode, Result};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CommandId {
     Fix,
+    FixAll,
     Edit,
     Ask,
     Explain,
@@ -27,8 +28,9 @@ pub enum CommandId {
 
 impl CommandId {
     /// Every command, as advertised in `executeCommandProvider`.
-    pub const ALL: [CommandId; 15] = [
+    pub const ALL: [CommandId; 16] = [
         Self::Fix,
+        Self::FixAll,
         Self::Edit,
         Self::Ask,
         Self::Explain,
@@ -49,6 +51,7 @@ impl CommandId {
     pub fn name(self) -> &'static str {
         match self {
             Self::Fix => "tinycoder.fix",
+            Self::FixAll => "tinycoder.fixAll",
             Self::Edit => "tinycoder.edit",
             Self::Ask => "tinycoder.ask",
             Self::Explain => "tinycoder.explain",
@@ -108,6 +111,7 @@ pub async fn execute(backend: &Backend, name: &str, args: Vec<Value>) -> Result<
             Ok(Some(json!({ "jobId": id, "cancelled": cancelled })))
         }
         CommandId::Fix => super::agent_flow::fix(backend, &args).await,
+        CommandId::FixAll => super::agent_flow::fix_all(backend, &args).await,
         CommandId::Run => super::plan_flow::run(backend, &args).await,
         CommandId::Edit => super::edit_flows::edit(backend, &args).await,
         CommandId::Document => super::edit_flows::document(backend, &args).await,

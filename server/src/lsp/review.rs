@@ -141,11 +141,15 @@ pub async fn ask(h: &FlowHandles, kind: MessageType, message: String, titles: &[
 /// The annotation label: what the patch is and what checked it.
 fn patch_label(report: &TaskReport) -> String {
     let best = report.status == ReportStatus::BestAttempt;
-    let label = label_of(best, report.tests_after.as_ref(), report.critic.as_ref());
-    match &report.diagnostic_check {
-        Some(check) => format!("{label}; {check}"),
-        None => label,
+    let mut label = label_of(best, report.tests_after.as_ref(), report.critic.as_ref());
+    if let Some(check) = &report.diagnostic_check {
+        label = format!("{label}; {check}");
     }
+    // The reviewer sees what the tests could not vouch for before agreeing.
+    for q in &report.questions {
+        label = format!("{label}; question: {q}");
+    }
+    label
 }
 
 /// "tinycoder: tests pass (`pytest`, 1.2 s); critic 0.90": the tests after the patch, and the

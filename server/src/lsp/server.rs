@@ -436,7 +436,11 @@ impl LanguageServer for Backend {
                     ..Default::default()
                 })),
                 code_action_provider: Some(CodeActionProviderCapability::Options(CodeActionOptions {
-                    code_action_kinds: Some(vec![CodeActionKind::QUICKFIX, CodeActionKind::REFACTOR_REWRITE]),
+                    code_action_kinds: Some(vec![
+                        CodeActionKind::QUICKFIX,
+                        CodeActionKind::REFACTOR_REWRITE,
+                        CodeActionKind::from(super::code_actions::FIX_ALL_KIND),
+                    ]),
                     work_done_progress_options: WorkDoneProgressOptions { work_done_progress: Some(true) },
                     // Every action's work is a command with progress; nothing is left to resolve.
                     resolve_provider: Some(false),

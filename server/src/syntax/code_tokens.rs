@@ -2,11 +2,17 @@
 //! two texts with equal lists differ only in comments, docstrings and layout.
 
 use super::{parse, LanguageSpec};
+use std::ops::Range;
 use tree_sitter::Node;
 
 /// The leaf tokens of `text` outside comments and docstrings (a statement that
 /// is a string literal alone); `None` when `text` does not parse.
 pub fn code_tokens(lang: &'static LanguageSpec, text: &str) -> Option<Vec<String>> {
+    Some(code_token_spans(lang, text)?.into_iter().map(|r| text[r].to_string()).collect())
+}
+
+/// The byte ranges of [`code_tokens`], in order.
+pub fn code_token_spans(lang: &'static LanguageSpec, text: &str) -> Option<Vec<Range<usize>>> {
     let tree = parse(lang, text)?;
     let mut out = Vec::new();
     let mut stack = vec![tree.root_node()];
@@ -15,7 +21,7 @@ pub fn code_tokens(lang: &'static LanguageSpec, text: &str) -> Option<Vec<String
             continue;
         }
         if node.child_count() == 0 {
-            out.push(text[node.byte_range()].to_string());
+            out.push(node.byte_range());
             continue;
         }
         let mut cursor = node.walk();

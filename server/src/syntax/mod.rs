@@ -12,7 +12,7 @@ mod parse;
 mod references;
 mod symbols;
 
-pub use code_tokens::{code_tokens, commentary_lines};
+pub use code_tokens::{code_token_spans, code_tokens, commentary_lines};
 pub use incremental::{parse_rope, IncrementalTree};
 pub use lang::{language_by_name, language_for_path, LanguageSpec, LANGUAGES};
 pub use module_values::{module_values, ModuleValue};

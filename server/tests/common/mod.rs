@@ -398,3 +398,52 @@ pub fn docstring_added_and_code_unchanged(file: &Path, before: &str) -> bool {
         .map(|s| s.success())
         .unwrap_or(false)
 }
+
+/// A module with two misspelt names far apart (ruff F821 on lines 6 and 71): two fixes.
+pub fn misspelt_pricing_module() -> String {
+    let mut lines: Vec<String> = ["\"\"\"Prices, taxes and discounts of the shop.\"\"\"", "", ""]
+        .iter()
+        .chain(&[
+            "def net(gross, rate):",
+            "    \"\"\"The price without tax.\"\"\"",
+            "    return gross / (1 + rat)",
+            "",
+            "",
+        ])
+        .map(|l| l.to_string())
+        .collect();
+    for i in 0..12 {
+        lines.push(format!("def fee_{i}(amount):"));
+        lines.push(format!("    \"\"\"Fee number {i}.\"\"\""));
+        lines.push(format!("    return amount * {} / 100", i + 2));
+        lines.extend([String::new(), String::new()]);
+    }
+    lines.extend(
+        ["def tax(price, percent):", "    \"\"\"The tax on a price.\"\"\"", "    return price * percnt / 100", ""]
+            .map(String::from),
+    );
+    lines.join("\n")
+}
+
+/// The test bed's ruff (`TINYCODER_TEST_RUFF`); `None` (said on stderr) when it is not
+/// set and the test bed is not required.
+pub fn test_ruff() -> Option<PathBuf> {
+    let Some(ruff) = std::env::var_os("TINYCODER_TEST_RUFF") else {
+        assert!(
+            std::env::var_os("TINYCODER_REQUIRE_TESTBED").is_none(),
+            "TINYCODER_TEST_RUFF is not set: `eval \"$(scripts/testbed.sh up)\"` installs ruff and sets it"
+        );
+        eprintln!("skipped: TINYCODER_TEST_RUFF is not set (scripts/testbed.sh up installs ruff)");
+        return None;
+    };
+    Some(PathBuf::from(ruff))
+}
+
+/// Environment of a tinycoder process whose sandbox runs `ruff`: on PATH, and its
+/// virtual environment among the folders the sandbox shows (`$VIRTUAL_ENV`).
+pub fn ruff_env(ruff: &Path) -> Vec<(String, String)> {
+    let bin = ruff.parent().expect("ruff's folder");
+    let venv = bin.parent().unwrap_or(bin).display().to_string();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    vec![("PATH".into(), path), ("VIRTUAL_ENV".into(), venv)]
+}

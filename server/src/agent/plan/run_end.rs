@@ -66,6 +66,7 @@ impl Run<'_> {
             failure_reason: None,
             diagnostic_check: None,
             attempt_log: steps.iter().map(|r| format!("step {} ({}): {}", r.id, r.subject(), r.summary)).collect(),
+            questions: Vec::new(),
             duration_ms: self.started.elapsed().as_millis() as u64,
         }
     }

@@ -92,6 +92,20 @@ impl std::fmt::Display for ModelRole {
     }
 }
 
+/// `[[runtime.questioned_operators]]`: one operator turned into another of a
+/// different kind, and the words of a definition's signature or docstring that
+/// say the old kind was meant.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct QuestionedOperator {
+    pub from: String,
+    pub to: String,
+    /// What the change does, for people and the critic ("integer division becomes true division").
+    pub meaning: String,
+    /// Whole words or phrases (any case) that speak for `from`.
+    pub evidence: Vec<String>,
+}
+
 /// `[models.*]`: one model per role.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -258,6 +272,8 @@ pub struct RuntimeConfig {
     pub task_timeout_s: u64,
     pub max_steps: u32,
     pub parallel_edits: u32,
+    /// Fixes one "fix all in this file" runs at most (the rest are reported as skipped).
+    pub fix_all_max_diagnostics: u32,
     /// Seconds one tool call (file read, search, test run, shell command) may take.
     pub tool_timeout_s: u64,
     /// Last lines of a command step's output passed on to the steps after it.
@@ -272,6 +288,8 @@ pub struct RuntimeConfig {
     pub syntax_errors_shown: u32,
     /// Put back the comments and docstrings a fix's reply deleted whole.
     pub fix_keeps_documentation: bool,
+    /// Operator changes a passing fix is questioned about when its definition's documentation disagrees.
+    pub questioned_operators: Vec<QuestionedOperator>,
     pub critic_diff_lines: u32,
     pub failure_output_lines: u32,
     pub feedback_tokens: u32,
@@ -320,6 +338,9 @@ impl RuntimeConfig {
         }
         if self.attempts_per_strategy == 0 {
             return Err(Invalid::new("runtime.attempts_per_strategy", 0, "at least 1"));
+        }
+        if self.fix_all_max_diagnostics == 0 {
+            return Err(Invalid::new("runtime.fix_all_max_diagnostics", 0, "at least 1"));
         }
         if self.parallel_edits == 0 {
             return Err(Invalid::new("runtime.parallel_edits", 0, "at least 1"));
