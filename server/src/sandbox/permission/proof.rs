@@ -216,6 +216,7 @@ mod tests {
             "perl -ne 'print if /TODO/' src/lib.rs",
             "perl -lne 'print unless m/^\\s*#/' README.md",
             "python3 -c \"import sys, json; print(json.dumps(sys.argv), sys.version)\"",
+            "python3 -c \"import json; print(json.load(open('data.json')))\"",
             "nohup cargo run &",
             "valgrind --leak-check=full ./a.out",
             "valgrind ls",
@@ -241,8 +242,8 @@ mod tests {
             "perl -e 'print if /x/' a",
             "perl -ne 'print if /x/; system(1)' a",
             "python3 -c 'import os' -i",
-            // the effect rules still name `open(` in inline code (the proof would accept a read)
-            "python3 -c \"import json; print(json.load(open('data.json')))\"",
+            "python3 -c \"print(open('README.md', 'w'))\"",
+            "perl -e 'open(my $f, \">\", \"README.md\")'",
             "cd /tmp && python3 -c 'print(1)'",
             "echo x > json.py && python3 -c 'import json'",
             "nohup setsid cargo run &",
