@@ -42,6 +42,10 @@ import tempfile
 import time
 from pathlib import Path
 
+# Shared with the test-failure corpus's checker, in the same folder.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from check_corpus import _indent, patched_files, test_command  # noqa: E402
+
 try:
     import tomllib
 except ModuleNotFoundError:  # Python < 3.11
@@ -115,16 +119,6 @@ def check_meta(task_dir, checkers):
     if not (task_dir / "project").is_dir():
         problems.append("project/ missing")
     return meta, problems
-
-
-def patched_files(patch_text):
-    files = set()
-    for line in patch_text.splitlines():
-        if line.startswith("+++ "):
-            name = line[4:].split("\t")[0].strip()
-            if name != "/dev/null":
-                files.add(name.split("/", 1)[1] if "/" in name else name)
-    return files
 
 
 def stray_outputs(project):
@@ -309,12 +303,6 @@ def matches(d, want):
 # ---------------------------------------------------------------- one task
 
 
-def test_command(language):
-    if language == "python":
-        return [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
-    return ["cargo", "test", "--offline", "--quiet"]
-
-
 def apply_patch(patch_text, work):
     proc = subprocess.run(
         ["patch", "-p1", "--batch", "--forward", "--no-backup-if-mismatch", "-d", str(work)],
@@ -424,10 +412,6 @@ def show(task_dir, checkers, programs, target_dir):
         print(headline(d))
     if not diags:
         print(out)
-
-
-def _indent(text):
-    return "\n".join("      " + line for line in text.splitlines())
 
 
 def main():
