@@ -174,6 +174,23 @@ fn shown_excerpt(target: &Target, output: &str, max_lines: usize, whole_file_lin
     without_repeats(&excerpt, &shown.iter().map(String::as_str).collect::<Vec<_>>())
 }
 
+/// The reply cap of a fix: `runtime.fix_reply_file_factor` tokens per token of
+/// the code it may edit (the target file and the files of related definitions),
+/// at least `runtime.fix_reply_min_tokens`; `None` leaves the role's cap. No edit
+/// format needs much more than the code it rewrites, and a small model caught
+/// repeating itself would otherwise write until the role's cap.
+pub fn fix_reply_cap(config: &RuntimeConfig, target: &Target, estimator: &TokenEstimator) -> Option<u32> {
+    if config.fix_reply_file_factor <= 0.0 {
+        return None;
+    }
+    let editable: usize = std::iter::once(target.before.as_str())
+        .chain(target.related_files.values().map(String::as_str))
+        .map(|t| estimator.estimate(t))
+        .sum();
+    let cap = (editable as f32 * config.fix_reply_file_factor).ceil() as u32;
+    Some(cap.max(config.fix_reply_min_tokens))
+}
+
 /// `text` cut to about `max_tokens` by the estimator, at a line end. Nothing
 /// marks the cut inside the text: a small model copies such markers into code.
 pub fn trim_to_tokens(text: &str, max_tokens: usize, estimator: &TokenEstimator) -> (String, bool) {
@@ -333,5 +350,25 @@ mod tests {
         assert_eq!(choose_format(&rt, "a.js", "a\nb\nc\nd\n", false), EditFormat::SearchReplace);
         rt.edit_format = "search_replace".into();
         assert_eq!(choose_format(&rt, "a.py", "x\n", false), EditFormat::SearchReplace);
+    }
+
+    #[test]
+    fn a_fix_reply_is_capped_by_the_code_it_may_edit() {
+        let loaded = crate::config::LoadedConfig::load(&Default::default()).unwrap().config;
+        let mut rt = loaded.runtime;
+        let est = TokenEstimator::new(&loaded.budget);
+        rt.fix_reply_file_factor = 2.0;
+        rt.fix_reply_min_tokens = 100;
+        let small = Target { before: "x = 1\n".into(), ..Default::default() };
+        assert_eq!(fix_reply_cap(&rt, &small, &est), Some(100), "a tiny file gets the floor");
+        let body = "def f(a, b):\n    return a + b\n".repeat(40);
+        let big = Target { before: body.clone(), ..Default::default() };
+        let cap = fix_reply_cap(&rt, &big, &est).unwrap();
+        assert_eq!(cap as usize, 2 * est.estimate(&body));
+        let mut with_related = big.clone();
+        with_related.related_files.insert("other.py".into(), body.clone());
+        assert_eq!(fix_reply_cap(&rt, &with_related, &est).unwrap(), 2 * cap, "related files can be edited too");
+        rt.fix_reply_file_factor = 0.0;
+        assert_eq!(fix_reply_cap(&rt, &big, &est), None, "0 leaves the role's cap");
     }
 }

@@ -295,6 +295,11 @@ pub async fn attempt(env: &AgentEnv, task: &mut Task, cancel: &CancellationToken
         req.temperature = Some(hotter.min(rt.retry_temperature_max.max(coder.temperature)));
         req.seed = Some(coder.seed.wrapping_add(number as i64));
     }
+    if matches!(task.request, AgentRequest::Fix { .. }) {
+        let estimator = crate::llm::TokenEstimator::new(&env.config.budget);
+        let cap = coder::fix_reply_cap(&env.config.runtime, &target, &estimator);
+        req.max_tokens = cap.map(|c| c.min(env.config.models.coder.max_output_tokens));
+    }
     if format == EditFormat::JsonSymbol {
         req.json_schema = Some(schema_of::<crate::edits::JsonSymbolReply>());
     }

@@ -67,7 +67,8 @@ impl LspClient {
             .env("TINYCODER_CACHE_DIR", dirs.path().join("cache"))
             .env("TINYCODER_DATA_DIR", dirs.path().join("data"))
             .env("TINYCODER_CONFIG", dirs.path().join("no-user-config.toml"))
-            .env("RUST_LOG", "warn")
+            // A failing run can be re-run with the server's log: TINYCODER_TEST_SERVER_LOG=info.
+            .env("RUST_LOG", std::env::var("TINYCODER_TEST_SERVER_LOG").unwrap_or_else(|_| "warn".into()))
             .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
             .current_dir(dirs.path())
             .stdin(Stdio::piped())
@@ -135,7 +136,11 @@ impl LspClient {
     pub fn next_before(&mut self, deadline: Instant, what: &str) -> Value {
         let left = deadline.saturating_duration_since(Instant::now());
         self.recv(left.min(Duration::from_secs(5))).unwrap_or_else(|| {
-            assert!(Instant::now() < deadline, "timed out waiting for {what}; inbox: {:#?}", self.inbox);
+            assert!(
+                Instant::now() < deadline,
+                "timed out waiting for {what}; inbox, oldest first:\n{}",
+                inbox_summary(&self.inbox)
+            );
             Value::Null
         })
     }
@@ -496,4 +501,23 @@ pub fn apply_text_edits(text: &str, edits: &[Value], enc: &str) -> String {
         out.replace_range(a..b, &t);
     }
     out
+}
+
+/// One line per message (method, then the progress or message text), so a timed-out
+/// test shows how far the server got even when the output is cut.
+fn inbox_summary(inbox: &VecDeque<Value>) -> String {
+    inbox
+        .iter()
+        .map(|m| {
+            let p = &m["params"];
+            let text = [&p["value"]["message"], &p["value"]["title"], &p["message"], &p["diagnostics"]]
+                .into_iter()
+                .find(|v| !v.is_null())
+                .map(|v| v.to_string())
+                .unwrap_or_default();
+            let text: String = text.chars().take(300).collect();
+            format!("  {} {}", m["method"].as_str().unwrap_or("(reply)"), text)
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }

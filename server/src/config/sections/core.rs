@@ -295,6 +295,10 @@ pub struct RuntimeConfig {
     pub feedback_tokens: u32,
     pub retry_temperature_step: f32,
     pub retry_temperature_max: f32,
+    /// A fix's reply may take this many tokens per token of the file it edits (0: only the role's cap).
+    pub fix_reply_file_factor: f32,
+    /// The fewest reply tokens a fix is allowed, however small its file.
+    pub fix_reply_min_tokens: u32,
     /// Whether a retry shows the model its previous reply as its own turn.
     pub retry_shows_previous_reply: bool,
     /// From which attempt the coder is pointed at one suspect definition (0: never).
@@ -378,6 +382,13 @@ impl RuntimeConfig {
                 "runtime.trace_max_calls",
                 self.trace_max_calls,
                 "at least 1 call, and runtime.trace_value_chars at least 8",
+            ));
+        }
+        if !(0.0..=100.0).contains(&self.fix_reply_file_factor) || self.fix_reply_min_tokens < 64 {
+            return Err(Invalid::new(
+                "runtime.fix_reply_file_factor",
+                self.fix_reply_file_factor,
+                "a factor from 0 to 100, and runtime.fix_reply_min_tokens at least 64",
             ));
         }
         if !(0.0..=2.0).contains(&self.retry_temperature_step) || !(0.0..=2.0).contains(&self.retry_temperature_max) {
