@@ -112,6 +112,24 @@ async fn a_hanging_pytest_test_fails_alone_and_the_run_goes_on() {
     assert!(f.message.contains("timed out: ran past 2 s (sandbox.test_timeout_s)"), "{f:?}");
 }
 
+/// A Rust test that never ends is stopped at its limit (libtest names it after a
+/// minute), reported as timed out, and the other tests run again without it.
+#[tokio::test]
+async fn a_hanging_rust_test_fails_alone_and_the_run_goes_on() {
+    let report = run_with_test_limit("rust-hanging", "", 61).await;
+    assert!(!report.passed);
+    let tail = &report.output_tail;
+    assert!(tail.contains("tests::finds_the_next_number has been running for over 60 seconds"), "{tail}");
+    assert!(tail.contains("ran past 61 s (sandbox.test_timeout_s) and was stopped"), "{tail}");
+    assert!(tail.contains("1 passed; 1 failed; 0 ignored; 0 measured; 1 filtered out"), "the rerun: {tail}");
+    let mut names: Vec<&str> = report.failures.iter().map(|f| f.test.as_str()).collect();
+    names.sort();
+    assert_eq!(names, ["tests::finds_the_next_number", "tests::subtracts_wrong"], "{:?}", report.failures);
+    let hung = report.failures.iter().find(|f| f.test == "tests::finds_the_next_number").unwrap();
+    assert!(hung.message.starts_with("timed out: ran past 61 s (sandbox.test_timeout_s)"), "{hung:?}");
+    assert!(report.duration < std::time::Duration::from_secs(240), "not the wall timeout: {:?}", report.duration);
+}
+
 /// A test that swallows its time limit is still named: the watchdog ends the run after the grace.
 #[tokio::test]
 async fn a_test_that_swallows_its_time_limit_is_named_by_the_watchdog() {

@@ -157,7 +157,8 @@ async fn run_task(
         attempt_log: Vec::new(),
     };
     let before = run_checker(config, &task.env.paths, &[], &checker, &cancel).await?;
-    let Some(found) = expected_in(&spec.diagnostic, before.errors()) else {
+    // Any severity: a clippy lint the corpus fixes is a warning unless the project denies it.
+    let Some(found) = expected_in(&spec.diagnostic, before.diagnostics.iter()) else {
         result.failure = Some(format!("`{}` does not report {} as shipped", checker.display(), spec.diagnostic.code));
         return Ok(result);
     };
@@ -179,7 +180,9 @@ async fn run_task(
     if result.proposed {
         result.tests_pass = verify_on_tree(&task.env, &report).await;
         let after = run_checker(config, &task.env.paths, &[], &checker, &cancel).await?;
-        result.checker_clean = after.errors().next().is_none();
+        // Clean: no error at all, and the expected diagnostic gone whatever its severity.
+        result.checker_clean =
+            after.errors().next().is_none() && expected_in(&spec.diagnostic, after.diagnostics.iter()).is_none();
     }
     result.fixed = result.checker_clean && result.tests_pass;
     result.wrong = result.checker_clean && !result.tests_pass;

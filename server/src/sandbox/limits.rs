@@ -56,6 +56,8 @@ pub struct RunSpec {
     pub require_network_isolation: bool,
     /// Refuse to start without write isolation.
     pub require_write_isolation: bool,
+    /// Where each line of stdout also goes as it is written (a per-test time limit watches it).
+    pub stdout_lines: Option<tokio::sync::mpsc::UnboundedSender<String>>,
 }
 
 impl RunSpec {
@@ -81,6 +83,7 @@ impl RunSpec {
             output_cap: (c.output_cap_kb as usize).saturating_mul(1024),
             require_network_isolation: c.require_network_isolation,
             require_write_isolation: c.require_write_isolation,
+            stdout_lines: None,
         }
     }
 

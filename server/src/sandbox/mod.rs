@@ -11,6 +11,7 @@
 
 mod allowlist;
 mod call_trace;
+mod cargo_hang;
 mod check_parse;
 mod checks;
 mod error;

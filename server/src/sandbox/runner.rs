@@ -125,8 +125,8 @@ pub async fn run_sandboxed(spec: &RunSpec, cancel: &CancellationToken) -> Result
     let started = Instant::now();
     let mut child = cmd.spawn().map_err(|e| SandboxError::Spawn { program: spec.program.clone(), source: e })?;
     let pgid = child.id().map(|p| p as i32);
-    let out_reader = tokio::spawn(read_capped(child.stdout.take(), spec.output_cap));
-    let err_reader = tokio::spawn(read_capped(child.stderr.take(), spec.output_cap));
+    let out_reader = tokio::spawn(read_capped(child.stdout.take(), spec.output_cap, spec.stdout_lines.clone()));
+    let err_reader = tokio::spawn(read_capped(child.stderr.take(), spec.output_cap, None));
 
     let end = tokio::select! {
         status = child.wait() => status_end(status.map_err(SandboxError::Wait)?),
@@ -238,6 +238,19 @@ async fn terminate_group(pgid: Option<i32>, child: &mut tokio::process::Child, g
     let _ = child.kill().await;
 }
 
+/// Sends the whole lines at the start of `partial` to `tx`, keeping the unfinished rest;
+/// a line longer than 64 KiB is sent in pieces so a run without newlines holds no memory.
+fn send_lines(partial: &mut Vec<u8>, tx: &tokio::sync::mpsc::UnboundedSender<String>) {
+    while let Some(end) = partial.iter().position(|b| *b == b'\n') {
+        let line: Vec<u8> = partial.drain(..=end).collect();
+        let _ = tx.send(String::from_utf8_lossy(&line[..end]).into_owned());
+    }
+    if partial.len() > 64 * 1024 {
+        let _ = tx.send(String::from_utf8_lossy(partial).into_owned());
+        partial.clear();
+    }
+}
+
 async fn finish_reader(handle: tokio::task::JoinHandle<CappedOutput>, drain: Duration) -> CappedOutput {
     match tokio::time::timeout(drain, handle).await {
         Ok(Ok(out)) => out,
@@ -250,18 +263,27 @@ async fn finish_reader(handle: tokio::task::JoinHandle<CappedOutput>, drain: Dur
 }
 
 /// Reads a stream to its end, keeping `cap` bytes and discarding the rest so
-/// the writer never blocks on a full pipe.
-async fn read_capped<R: tokio::io::AsyncRead + Unpin>(stream: Option<R>, cap: usize) -> CappedOutput {
+/// the writer never blocks on a full pipe; each whole line also goes to `lines`.
+async fn read_capped<R: tokio::io::AsyncRead + Unpin>(
+    stream: Option<R>,
+    cap: usize,
+    lines: Option<tokio::sync::mpsc::UnboundedSender<String>>,
+) -> CappedOutput {
     let Some(mut stream) = stream else {
         return CappedOutput::default();
     };
     let mut kept = Vec::new();
     let mut total: u64 = 0;
     let mut buf = vec![0u8; 64 * 1024];
+    let mut partial = Vec::new();
     loop {
         match stream.read(&mut buf).await {
             Ok(0) | Err(_) => break,
             Ok(n) => {
+                if let Some(tx) = &lines {
+                    partial.extend_from_slice(&buf[..n]);
+                    send_lines(&mut partial, tx);
+                }
                 total += n as u64;
                 if kept.len() < cap {
                     let take = n.min(cap - kept.len());
@@ -269,6 +291,9 @@ async fn read_capped<R: tokio::io::AsyncRead + Unpin>(stream: Option<R>, cap: us
                 }
             }
         }
+    }
+    if let (Some(tx), false) = (&lines, partial.is_empty()) {
+        let _ = tx.send(String::from_utf8_lossy(&partial).into_owned());
     }
     CappedOutput {
         text: String::from_utf8_lossy(&kept).into_owned(),

@@ -96,10 +96,34 @@ pub async fn run_tests_in_shadow(
     let mut spec = RunSpec::in_shadow(sc, &cmd.program, &cmd.args, shadow, Duration::from_secs(sc.wall_timeout_s))?;
     set_build_env(&mut spec, paths)?;
     super::test_timeout::arm(&mut spec, sc, shadow)?;
-    let out = run_sandboxed(&spec, cancel).await?;
+    let cargo_limit = (sc.test_timeout_s > 0 && super::cargo_hang::applies(&cmd.program, &cmd.args))
+        .then(|| Duration::from_secs(sc.test_timeout_s).max(super::cargo_hang::LIBTEST_NAMES_AFTER));
+    let (out, shown, hung) = match cargo_limit {
+        Some(limit) => {
+            let run = super::cargo_hang::run(&spec, limit, cancel).await?;
+            (run.last, run.combined, run.hung)
+        }
+        None => {
+            let out = run_sandboxed(&spec, cancel).await?;
+            let shown = format!("{}\n{}", out.stdout.text, out.stderr.text);
+            (out, shown, Vec::new())
+        }
+    };
+    // Failures come from the last run alone: a stopped run's tests ran again after it.
     let combined = format!("{}\n{}", out.stdout.text, out.stderr.text);
     let mut failures = parse_failures(cmd.framework, &combined, shadow.path());
     super::test_timeout::name_hung_test(&mut failures, &combined, sc);
+    for name in &hung {
+        failures.push(TestFailure {
+            file: String::new(),
+            line: 0,
+            test: name.clone(),
+            message: format!(
+                "timed out: ran past {} s (sandbox.test_timeout_s), so it was stopped and the other tests ran without it",
+                cargo_limit.unwrap_or_default().as_secs()
+            ),
+        });
+    }
     if !out.success() && failures.is_empty() {
         let why = match out.end {
             RunEnd::TimedOut => {
@@ -116,11 +140,11 @@ pub async fn run_tests_in_shadow(
     Ok(TestReport {
         command: cmd.display(),
         why: cmd.why.clone(),
-        passed: out.success(),
+        passed: out.success() && hung.is_empty(),
         end: out.end,
         failures,
         duration: out.duration,
-        output_tail: output_for_people(&combined, shadow, sc.output_tail_bytes as usize),
+        output_tail: output_for_people(&shown, shadow, sc.output_tail_bytes as usize),
         mechanisms: out.mechanisms,
     })
 }
