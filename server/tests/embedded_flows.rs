@@ -1,6 +1,7 @@
 //! The embedded backend reached the way users reach it: `tinycoder models list`,
 //! `tinycoder doctor` and `tinycoder chat` from the command line, and a chat
-//! through the language server over stdio, with no model server anywhere (the
+//! through the language server over stdio, and inline completion (ghost text
+//! from the model's FIM tokens) through it, with no model server anywhere (the
 //! configured URL is a closed port). Models: the test bed's GGUF files
 //! (`scripts/testbed.sh models`; folder from TINYCODER_TEST_MODELS_DIR).
 #![cfg(feature = "embedded")]
@@ -119,5 +120,43 @@ fn a_chat_through_the_language_server_runs_on_the_embedded_model() {
         .unwrap_or_else(|e| panic!("chat failed: {e}"));
     let text = reply["reply"].as_str().unwrap_or("").to_lowercase();
     assert!(text.contains("area") || text.contains("product") || text.contains("multipl"), "{text}");
+    assert!(client.shutdown_and_exit().success());
+}
+
+#[test]
+fn an_inline_completion_through_the_language_server_runs_on_the_embedded_model() {
+    let dirs = tempfile::tempdir().expect("tempdir");
+    let mut client = LspClient::spawn_with_env(dirs, &embedded_env());
+    // The time cap is a hang guard on a busy 2-core machine (the model's load included), not a target.
+    client.initialize(&["utf-16"], json!({"completion": {"timeout_ms": 120000}}));
+    let text = "def add(a, b):\n    \"\"\"Return the sum of a and b.\"\"\"\n    return \n\n\nprint(add(2, 3))\n";
+    let uri = file_uri(client.root(), "calc.py");
+    client.notify(
+        "textDocument/didOpen",
+        json!({"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": text}}),
+    );
+    let cursor = json!({"line": 2, "character": 11});
+    let result = client
+        .request(
+            "textDocument/inlineCompletion",
+            json!({"textDocument": {"uri": uri}, "position": cursor, "context": {"triggerKind": 2}}),
+        )
+        .unwrap_or_else(|e| panic!("inline completion failed: {e}"));
+    let items = result.get("items").unwrap_or(&result).as_array().cloned().unwrap_or_default();
+    assert_eq!(items.len(), 1, "one suggestion: {result:#}");
+    assert_eq!(items[0]["range"]["start"], cursor, "inserted at the cursor: {result:#}");
+    let suggestion = items[0]["insertText"].as_str().expect("insertText");
+    assert!(!suggestion.trim().is_empty() && !suggestion.contains('\n'), "one line: {suggestion:?}");
+    // The completed file runs and prints the sum.
+    let completed = text.replacen("    return \n", &format!("    return {suggestion}\n"), 1);
+    let path = client.root().join("completed.py");
+    std::fs::write(&path, &completed).expect("write");
+    let out = std::process::Command::new("python3").arg(&path).output().expect("python3");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "5",
+        "{completed}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(client.shutdown_and_exit().success());
 }

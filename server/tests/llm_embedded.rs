@@ -4,7 +4,9 @@
 //! TINYCODER_TEST_MODELS_DIR). The same checks as the server adapters
 //! (`common/suite.rs`), plus what only this backend promises: exact token
 //! counts equal to llama-server's tokenizer, models loaded straight from
-//! Ollama's store, and the prompt prefix reused between calls.
+//! Ollama's store, the prompt prefix reused between calls, and raw
+//! fill-in-the-middle completion (inline completion) that reuses it too and
+//! gives the model up to any chat call.
 #![cfg(feature = "embedded")]
 
 mod common;
@@ -13,7 +15,9 @@ use common::{closed_port_url, openai_url, serial, suite, test_config};
 use futures::StreamExt;
 use std::path::PathBuf;
 use tinycoder::config::{BackendKind, Config, ModelRole};
-use tinycoder::llm::{client_from_config, resolve_backend, ChatMessage, ChatRequest, LlmError, PromptUsage};
+use tinycoder::llm::{
+    client_from_config, resolve_backend, ChatMessage, ChatRequest, CompletionRequest, LlmError, PromptUsage,
+};
 use tokio_util::sync::CancellationToken;
 
 const QWEN: &str = "qwen2.5-coder:0.5b";
@@ -277,4 +281,70 @@ async fn an_idle_model_is_unloaded_after_its_keep_alive() {
         tokio::time::sleep(std::time::Duration::from_millis(200)).await;
     }
     client.chat(ask(), CancellationToken::new()).await.expect("the next call loads it again");
+}
+
+/// A fill-in-the-middle prompt in Qwen2.5-Coder's tokens around `prefix` and `suffix`.
+fn fim(prefix: &str, suffix: &str, stop: &[&str], max_tokens: u32) -> CompletionRequest {
+    CompletionRequest {
+        role: ModelRole::Coder,
+        prompt: format!("<|fim_prefix|>{prefix}<|fim_suffix|>{suffix}<|fim_middle|>"),
+        max_tokens,
+        stop: stop.iter().map(|s| s.to_string()).collect(),
+        timeout: std::time::Duration::from_secs(120),
+        usage: Some(Default::default()),
+    }
+}
+
+/// The FIM tokens are read as tokens (not text), and the reply is cut before the stop string.
+#[tokio::test]
+async fn a_fim_prompt_fills_the_middle_and_stops_at_the_end_of_the_line() {
+    let _g = serial().await;
+    let client = client_from_config(&embedded_config()).expect("client");
+    let prefix = "def add(a, b):\n    \"\"\"Return the sum of a and b.\"\"\"\n    return ";
+    let got = client.complete(fim(prefix, "\n\nprint(add(1, 2))\n", &["\n"], 32), CancellationToken::new()).await;
+    let got = got.expect("a completion");
+    assert!(!got.contains('\n'), "cut at the stop string: {got:?}");
+    assert!(!got.contains("<|"), "no special token leaks as text: {got:?}");
+    assert_eq!(got.trim().replace(' ', ""), "a+b", "{got:?}");
+}
+
+/// A keystroke later, only the tokens after the change are evaluated.
+#[tokio::test]
+async fn a_completion_a_keystroke_later_evaluates_only_what_changed() {
+    let _g = serial().await;
+    let client = client_from_config(&embedded_config()).expect("client");
+    let body = "def mean(values):\n    \"\"\"The arithmetic mean of a non-empty list.\"\"\"\n    total = 0\n    for v in values:\n        total += v\n".repeat(8);
+    let suffix = "\n\nprint(mean([1, 2, 3]))\n";
+    let usage =
+        |req: &CompletionRequest| -> PromptUsage { req.usage.as_ref().unwrap().lock().unwrap().expect("usage") };
+    let first = fim(&format!("{body}    return t"), suffix, &["\n"], 16);
+    client.complete(first.clone(), CancellationToken::new()).await.expect("first");
+    let second = fim(&format!("{body}    return to"), suffix, &["\n"], 16);
+    client.complete(second.clone(), CancellationToken::new()).await.expect("second");
+    let (a, b) = (usage(&first), usage(&second));
+    assert!(a.evaluated > 200, "the first prompt is evaluated whole: {a:?}");
+    assert!(b.cached.unwrap_or(0) > 200, "the text before the cursor is reused: {b:?}");
+    assert!(b.evaluated < 40, "only the typed character, the suffix and the FIM tokens: {b:?}");
+}
+
+/// A chat call that wants the model cancels a completion under way and runs at once.
+#[tokio::test]
+async fn a_chat_call_takes_the_model_from_a_completion_under_way() {
+    let _g = serial().await;
+    let client = std::sync::Arc::new(client_from_config(&embedded_config()).expect("client"));
+    client.count_tokens(ModelRole::Coder, "load the model first").await.expect("loads");
+    // Raw text without FIM tokens: counting goes on until the cap.
+    let mut long = fim("", "", &[], 2000);
+    long.prompt = "Counting: 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12,".into();
+    let c = client.clone();
+    let completion = tokio::spawn(async move { c.complete(long, CancellationToken::new()).await });
+    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+    assert!(!completion.is_finished(), "still generating when the chat arrives");
+    let mut chat = ChatRequest::new(ModelRole::Coder, vec![ChatMessage::user("Say hi.")]);
+    chat.max_tokens = Some(4);
+    let t0 = std::time::Instant::now();
+    client.chat(chat, CancellationToken::new()).await.expect("the chat runs");
+    let done = completion.await.expect("join");
+    assert!(matches!(done, Err(LlmError::Cancelled)), "the completion gave the model up: {done:?}");
+    assert!(t0.elapsed().as_secs_f64() < 30.0, "the chat did not wait for 2000 tokens: {:?}", t0.elapsed());
 }

@@ -5,7 +5,8 @@
 //! completion gets the same suggestion as a completion item; a position past the
 //! end is an error and the server answers the next request; a newer request and
 //! a `$/cancelRequest` end a request with no suggestion, and `didChange` never
-//! waits for a generation; a model server that is down is an error naming it.
+//! waits for a generation; a chat asked meanwhile takes the model from a
+//! suggestion under way; a model server that is down is an error naming it.
 
 mod common;
 mod lsp_client;
@@ -273,6 +274,36 @@ async fn a_newer_request_or_a_cancel_ends_a_request_with_no_suggestion_and_edits
         // The server goes on: a new request there gets a suggestion.
         let fourth = client.request("textDocument/inlineCompletion", at(&other, (5, 4))).expect("answered");
         assert_eq!(items(&fourth).len(), 1, "{fourth:#}");
+        client.shutdown_and_exit();
+    });
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_chat_asked_while_a_suggestion_is_generated_takes_the_model_first() {
+    let url = common::openai_url();
+    common::require_server(&url, "/health").await;
+    tokio::task::block_in_place(|| {
+        let mut client = LspClient::spawn();
+        // A long block (primes, one per line, no blank line) so the generation is still
+        // under way when the chat arrives.
+        let text = "# The first 300 prime numbers.\nPRIMES = [\n    2,\n    3,\n    5,\n    \n";
+        let init = options(&url, json!({"debounce_ms": 0, "max_tokens": 1500, "stop": "block"}));
+        let uri = open(&mut client, init, "primes.py", text);
+        let completion = client.request_async("textDocument/inlineCompletion", at(&uri, (5, 4)));
+        // Long enough for the prompt, far too short for the block.
+        std::thread::sleep(Duration::from_millis(1500));
+        let started = Instant::now();
+        let chat = client
+            .request(
+                "tinycoder/chat",
+                json!({"requestId": "c1", "message": "What does PRIMES hold? One sentence.", "textDocument": {"uri": uri}}),
+            )
+            .expect("the chat answers");
+        eprintln!("the chat answered in {:?}", started.elapsed());
+        assert!(!chat["reply"].as_str().unwrap_or_default().trim().is_empty(), "{chat:#}");
+        // The suggestion gave the model up: it ends with no items (1,500 tokens were not written).
+        let answer = client.wait_response(completion).expect("the completion answers");
+        assert!(items(&answer).is_empty(), "the chat cancelled the generation: {answer:#}");
         client.shutdown_and_exit();
     });
 }

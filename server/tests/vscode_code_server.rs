@@ -5,7 +5,9 @@
 //! llama-server), on a copy of the small Python shop project. The failing test
 //! becomes an error after "Run Tests", "Fix at Cursor" brings the patch into VS
 //! Code's refactor preview, Apply writes it and the error clears; then a chat
-//! question about a file that is not open gets a reply whose citation opens it.
+//! question about a file that is not open gets a reply whose citation opens it;
+//! last, typing on a half-written line shows the model's ghost text and Tab
+//! accepts it.
 //!
 //! Needs `TINYCODER_CODE_SERVER` (a folder whose `node_modules` hold code-server
 //! and playwright-core: `scripts/test.sh` installs them) and Chromium
@@ -58,6 +60,9 @@ fn vscode_fixes_a_failing_test_through_the_refactor_preview_and_chats_about_the_
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("project");
     let original = common::shop_project(&root);
+    // Written by the browser script after the fix and the chat, so they see the project as it was.
+    let ghost_file = root.join("shop/area.py");
+    let ghost_text = "def area(width, height):\n    \"\"\"Area of a width by height rectangle.\"\"\"\n    return \n\n\nprint(area(2, 3))\n";
     let server_log = dir.path().join("lsp.log");
     let user = dir.path().join("user");
     let extensions = dir.path().join("extensions");
@@ -105,6 +110,10 @@ fn vscode_fixes_a_failing_test_through_the_refactor_preview_and_chats_about_the_
         ("TEST_FILE", "tests/test_prices.py".into()),
         ("QUESTION", "How is the shipping cost of an order computed?".into()),
         ("CITED", "shipping.py".into()),
+        ("GHOST_FILE", "shop/area.py".into()),
+        ("GHOST_TEXT", ghost_text.into()),
+        ("GHOST_LINE", "3".into()),
+        ("GHOST_TYPE", "w".into()),
         ("OUT", shots.clone().into()),
         ("CHROMIUM", chromium),
     ];
@@ -130,6 +139,22 @@ fn vscode_fixes_a_failing_test_through_the_refactor_preview_and_chats_about_the_
     assert!(!line("REPLY").is_empty(), "{context}");
     assert!(line("CITATIONS").contains("shop/shipping.py"), "the reply cites the unopened file: {context}");
     assert_eq!(line("CITATION_OPENED"), "shipping.py", "the citation opens the file: {context}");
+    // Ghost text: typing `w` on `    return ` shows a suggestion; Tab accepts it and the file runs.
+    assert_eq!(line("GHOST_SHOWN"), "true", "ghost text appears as the user types: {context}");
+    assert_eq!(line("GHOST_ACCEPTED"), "true", "{context}");
+    let accepted = std::fs::read_to_string(&ghost_file).unwrap();
+    let returned = accepted.lines().nth(2).unwrap_or_default();
+    assert!(
+        returned.starts_with("    return w") && returned.len() > "    return w".len(),
+        "Tab inserted it: {accepted}"
+    );
+    let run = Command::new("python3").arg(&ghost_file).output().expect("python3");
+    assert_eq!(
+        String::from_utf8_lossy(&run.stdout).trim(),
+        "6",
+        "{accepted}\n{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
     assert!(text.trim_end().ends_with("DONE"), "{context}");
 }
 

@@ -1,7 +1,8 @@
 // The extension in a real VS Code (code-server in headless Chromium), driven as a
 // user would: open the failing test, run the tests, take "Fix at Cursor" on the
 // failing line, review the patch in VS Code's refactor preview and apply it, then
-// ask the chat about a file that is not open and follow a citation. Prints
+// ask the chat about a file that is not open and follow a citation; then type
+// in GHOST_FILE and accept the ghost text with Tab. Prints
 // `KEY\tvalue` lines that server/tests/vscode_code_server.rs checks, and takes the
 // screenshots of docs/vscode.md into OUT. Needs playwright-core (NODE_PATH) and
 // Chromium, and a code-server already serving FOLDER with the extension installed.
@@ -181,5 +182,34 @@ async function run(page) {
     await target.click();
     await page.waitForTimeout(2000);
     say('CITATION_OPENED', (await activeTab()).trim());
+  }
+
+  // Ghost text: type on the half-written line of GHOST_FILE; Tab accepts the suggestion.
+  if (process.env.GHOST_FILE) {
+    // Written only now, so the fix and the chat above saw the project as it was.
+    require('fs').writeFileSync(require('path').join(FOLDER, process.env.GHOST_FILE), process.env.GHOST_TEXT || '');
+    await page.waitForTimeout(1000);
+    await page.keyboard.press('Control+P');
+    await page.waitForSelector('.quick-input-widget .quick-input-box input');
+    await page.keyboard.type(process.env.GHOST_FILE);
+    await page.waitForTimeout(1500);
+    await page.keyboard.press('Enter');
+    await page.waitForTimeout(1500);
+    await goToLine(Number(process.env.GHOST_LINE || 1));
+    await page.keyboard.press('End');
+    await page.keyboard.type(process.env.GHOST_TYPE || '');
+    step('typed; waiting for ghost text');
+    const ghost = page.locator('.monaco-editor .ghost-text-decoration').first();
+    const shown = await ghost.waitFor({ timeout: MODEL_WAIT }).then(() => true, () => false);
+    say('GHOST_SHOWN', shown);
+    if (shown) {
+      say('GHOST', ((await ghost.textContent()) || '').trim());
+      await page.screenshot({ path: `${OUT}/vscode-ghost-text.png` });
+      await page.keyboard.press('Tab');
+      await page.waitForTimeout(500);
+      await palette('File: Save All Files');
+      await page.waitForTimeout(1500);
+      say('GHOST_ACCEPTED', 'true');
+    }
   }
 }

@@ -17,4 +17,6 @@ export const ClientCommand = {
   chat: 'tinycoder.vscode.chat',
   restart: 'tinycoder.vscode.restart',
   menu: 'tinycoder.vscode.menu',
+  toggleSuggestions: 'tinycoder.vscode.toggleSuggestions',
+  toggleSuggestionsForLanguage: 'tinycoder.vscode.toggleSuggestionsForLanguage',
 } as const;

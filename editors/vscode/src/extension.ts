@@ -1,6 +1,7 @@
 // tinycoder for VS Code: starts `tinycoder lsp` over stdio for Rust and Python
 // files and puts its flows in the palette, the editor menu, a chat view and the
-// status bar. Every change to files arrives from the server as workspace/applyEdit.
+// status bar, and the model's suggestions as ghost text (inline completion).
+// Every change to files arrives from the server as workspace/applyEdit.
 import * as vscode from 'vscode';
 import { LanguageClient, LanguageClientOptions, ServerOptions, StaticFeature, TransportKind } from 'vscode-languageclient/node';
 import type { ChatDeltaParams } from './chatTranscript';
@@ -12,6 +13,7 @@ import { ProgressTracker } from './progressTracker';
 import { resolveServerPath } from './serverPath';
 import { mergeSettings, TomlTable } from './settings';
 import { StatusBar } from './statusBar';
+import { SuggestionSetting, suggestionsOn, toggled, toggleLabel } from './suggestions';
 
 let client: LanguageClient | undefined;
 const MENU_COMMAND = ClientCommand.menu;
@@ -25,6 +27,31 @@ function effectiveSettings(): TomlTable {
     backendUrl: config.get<string>('backend.url'),
     coderModel: config.get<string>('models.coder.name'),
   });
+}
+
+/** `tinycoder.suggestions.enabled` for `document`'s language (or in general). */
+function suggestionSetting(document?: vscode.TextDocument): SuggestionSetting {
+  const config = vscode.workspace.getConfiguration('tinycoder', document);
+  const inspected = config.inspect<boolean>('suggestions.enabled');
+  return {
+    effective: config.get<boolean>('suggestions.enabled'),
+    global: inspected?.globalValue,
+    language: inspected?.globalLanguageValue,
+  };
+}
+
+/** Flips ghost text for every language, or for the active editor's language. */
+async function toggleSuggestions(forLanguage: boolean): Promise<void> {
+  const document = vscode.window.activeTextEditor?.document;
+  if (forLanguage && !document) {
+    void vscode.window.showInformationMessage('tinycoder: open a file to toggle suggestions for its language.');
+    return;
+  }
+  const change = toggled(suggestionSetting(document), forLanguage);
+  const config = vscode.workspace.getConfiguration('tinycoder', forLanguage ? document : undefined);
+  await config.update('suggestions.enabled', change.value, vscode.ConfigurationTarget.Global, change.forLanguage);
+  const where = change.forLanguage ? ` in ${document?.languageId}` : '';
+  void vscode.window.setStatusBarMessage(`tinycoder: suggestions ${change.value ? 'on' : 'off'}${where}`, 3000);
 }
 
 /** Announces that this client answers `tinycoder/inputText` (the agent's free-text questions). */
@@ -51,6 +78,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.window.registerWebviewViewProvider(ChatViewProvider.viewId, chat, { webviewOptions: { retainContextWhenHidden: true } }),
     ...registerCommands({ client: () => client, chat, runningJobs: () => tracker.running() }),
     vscode.commands.registerCommand(MENU_COMMAND, () => showMenu(output)),
+    vscode.commands.registerCommand(ClientCommand.toggleSuggestions, () => toggleSuggestions(false)),
+    vscode.commands.registerCommand(ClientCommand.toggleSuggestionsForLanguage, () => toggleSuggestions(true)),
     vscode.commands.registerCommand(RESTART_COMMAND, () => start()),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (!e.affectsConfiguration('tinycoder')) {
@@ -99,9 +128,16 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       ],
       initializationOptions: effectiveSettings(),
       outputChannel: output,
+      middleware: {
+        // Switched off (in general or for the language): the model is not asked.
+        provideInlineCompletionItems: (document, position, context, token, next) =>
+          suggestionsOn(suggestionSetting(document)) ? next(document, position, context, token) : null,
+      },
     };
     const next = new LanguageClient('tinycoder', 'tinycoder', serverOptions, clientOptions);
     next.registerFeature(inputTextFeature);
+    // Inline completion (LSP 3.18) is a proposed feature of this client library.
+    next.registerProposedFeatures();
     // The agent asks for a line of text (a hint after failed attempts); null when dismissed.
     next.onRequest('tinycoder/inputText', async (p: { prompt: string }) => {
       const text = await vscode.window.showInputBox({ title: 'tinycoder', prompt: p.prompt, ignoreFocusOut: true });
@@ -137,12 +173,17 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
 }
 
 async function showMenu(output: vscode.OutputChannel): Promise<void> {
+  const document = vscode.window.activeTextEditor?.document;
   const items: (vscode.QuickPickItem & { run: () => unknown })[] = [
+    { label: toggleLabel(suggestionsOn(suggestionSetting()), undefined), run: () => toggleSuggestions(false) },
     { label: '$(comment-discussion) Open chat', run: () => vscode.commands.executeCommand(ClientCommand.chat) },
     { label: '$(output) Show output', run: () => output.show() },
     { label: '$(debug-stop) Cancel the running job', run: () => vscode.commands.executeCommand(ClientCommand.cancel) },
     { label: '$(discard) Undo the last change', run: () => vscode.commands.executeCommand(ClientCommand.undo) },
     { label: '$(debug-restart) Restart the server', run: () => vscode.commands.executeCommand(RESTART_COMMAND) },
+    ...(document
+      ? [{ label: toggleLabel(suggestionsOn(suggestionSetting(document)), document.languageId), run: () => toggleSuggestions(true) }]
+      : []),
     { label: '$(settings-gear) Settings', run: () => vscode.commands.executeCommand('workbench.action.openSettings', 'tinycoder') },
   ];
   const picked = await vscode.window.showQuickPick(items, { title: 'tinycoder' });

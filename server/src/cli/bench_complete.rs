@@ -4,10 +4,14 @@
 //! is compared with the line's real rest. tinycoder's path (`complete::suggest`:
 //! the `complete_fim` prompt, stop rules, suffix trimming) runs beside
 //! llama-server's own `/infill` on the same prefix and suffix, greedy, with
-//! `cache_prompt` on both.
+//! `cache_prompt` on both. `--typing N` then types the first N characters of
+//! each expected rest, one request per keystroke, as a user who keeps typing:
+//! each path answers typed-through text from its own cache of recent
+//! suggestions (as tinycoder's server and llama.vim do) and asks its model
+//! otherwise, so the keystroke figures show the cache and the KV-cache reuse.
 
 use super::CliContext;
-use crate::complete::{suggest, FimWindow};
+use crate::complete::{suggest, FimWindow, SuggestionCache};
 use crate::config::{BackendKind, ModelRole};
 use crate::llm::client_from_config;
 use ropey::Rope;
@@ -35,6 +39,9 @@ pub struct CompleteBenchArgs {
     /// llama-server to compare with through `/infill` (default: backend.url when backend.kind is "openai").
     #[arg(long)]
     pub infill_url: Option<String>,
+    /// Characters of each expected rest typed after the first suggestion, one request per keystroke.
+    #[arg(long, default_value_t = 0)]
+    pub typing: usize,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
@@ -48,6 +55,16 @@ struct Sample {
     expected: String,
 }
 
+impl Sample {
+    /// The document and cursor after the user typed the first `k` chars of the expected rest.
+    fn typed(&self, k: usize) -> (Rope, usize) {
+        let typed: String = self.expected.chars().take(k).collect();
+        let mut rope = self.rope.clone();
+        rope.insert(self.cursor, &typed);
+        (rope, self.cursor + typed.chars().count())
+    }
+}
+
 /// One path's figures.
 #[derive(Debug, Serialize)]
 struct PathResult {
@@ -59,6 +76,31 @@ struct PathResult {
     latency_p50_ms: f64,
     latency_p95_ms: f64,
     errors: usize,
+    /// Requests made while typing (`--typing`), and how they were answered.
+    keystrokes: usize,
+    keystroke_p50_ms: f64,
+    keystroke_p95_ms: f64,
+    keystroke_p99_ms: f64,
+    keystroke_cache_rate: f64,
+}
+
+/// What one path saw while the user typed: each request's latency and whether its cache answered.
+#[derive(Default)]
+struct Keystrokes {
+    took: Vec<Duration>,
+    cached: usize,
+}
+
+impl Keystrokes {
+    fn add_to(&self, r: &mut PathResult) {
+        let mut ms: Vec<f64> = self.took.iter().map(|d| d.as_secs_f64() * 1000.0).collect();
+        ms.sort_by(|a, b| a.total_cmp(b));
+        r.keystrokes = ms.len();
+        r.keystroke_p50_ms = percentile(&ms, 0.5);
+        r.keystroke_p95_ms = percentile(&ms, 0.95);
+        r.keystroke_p99_ms = percentile(&ms, 0.99);
+        r.keystroke_cache_rate = self.cached as f64 / ms.len().max(1) as f64;
+    }
 }
 
 /// A small deterministic generator (xorshift64*), so a seed names a sample set.
@@ -150,6 +192,11 @@ fn score(path: &str, samples: &[Sample], answers: &[(Option<String>, Duration)])
         latency_p50_ms: percentile(&ms, 0.5),
         latency_p95_ms: percentile(&ms, 0.95),
         errors,
+        keystrokes: 0,
+        keystroke_p50_ms: 0.0,
+        keystroke_p95_ms: 0.0,
+        keystroke_p99_ms: 0.0,
+        keystroke_cache_rate: 0.0,
     }
 }
 
@@ -210,36 +257,67 @@ pub async fn run(args: CompleteBenchArgs, workspace: Option<PathBuf>) -> anyhow:
     let files = code_files(&args.dirs);
     let samples = sample(&files, args.samples, args.seed);
     anyhow::ensure!(!samples.is_empty(), "no code lines to sample under {:?}", args.dirs);
-    let window =
-        |s: &Sample| FimWindow::around(&s.rope, s.cursor, cc.max_prefix_chars as usize, cc.max_suffix_chars as usize);
+    let window = |rope: &Rope, cursor: usize| {
+        FimWindow::around(rope, cursor, cc.max_prefix_chars as usize, cc.max_suffix_chars as usize)
+    };
     let http = reqwest::Client::builder().timeout(Duration::from_millis(cc.timeout_ms)).build()?;
     // Warm-up (the model load), not counted.
-    let _ = suggest(client.as_ref(), &prompts, &cc, &window(&samples[0]), CancellationToken::new()).await;
-    let mut ours = Vec::new();
-    let mut theirs = Vec::new();
+    let first = window(&samples[0].rope, samples[0].cursor);
+    let _ = suggest(client.as_ref(), &prompts, &cc, &first, CancellationToken::new()).await;
+    let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+    let (mut our_keys, mut their_keys) = (Keystrokes::default(), Keystrokes::default());
+    let (mut our_cache, mut their_cache) =
+        (SuggestionCache::new(cc.cache_entries as usize), SuggestionCache::new(cc.cache_entries as usize));
     for (i, s) in samples.iter().enumerate() {
-        let w = window(s);
-        let t0 = Instant::now();
-        let got = suggest(client.as_ref(), &prompts, &cc, &w, CancellationToken::new()).await;
-        let took = t0.elapsed();
-        if let Err(e) = &got {
-            tracing::warn!(file = %s.file, "tinycoder: {e}");
-        }
-        ours.push((got.ok().map(Option::unwrap_or_default), took));
-        if let Some(url) = &infill_url {
+        for k in 0..=args.typing.min(s.expected.chars().count()) {
+            let (rope, cursor) = s.typed(k);
+            let w = window(&rope, cursor);
             let t0 = Instant::now();
-            let got = infill(&http, url, &model_name, &w, cc.max_tokens).await;
+            let hit = our_cache.get(&s.file, cursor, &w);
+            let got = match hit.clone() {
+                Some(rest) => Ok(Some(rest)),
+                None => suggest(client.as_ref(), &prompts, &cc, &w, CancellationToken::new()).await,
+            };
             let took = t0.elapsed();
-            if let Err(e) = &got {
-                tracing::warn!(file = %s.file, "/infill: {e}");
+            match &got {
+                Ok(Some(text)) => our_cache.put(&s.file, cursor, &w, text),
+                Ok(None) => {}
+                Err(e) => tracing::warn!(file = %s.file, "tinycoder: {e}"),
             }
-            theirs.push((got.ok(), took));
+            if k == 0 {
+                ours.push((got.ok().map(Option::unwrap_or_default), took));
+            } else {
+                our_keys.took.push(took);
+                our_keys.cached += hit.is_some() as usize;
+            }
+            let Some(url) = &infill_url else { continue };
+            let t0 = Instant::now();
+            let hit = their_cache.get(&s.file, cursor, &w);
+            let got = match hit.clone() {
+                Some(rest) => Ok(rest),
+                None => infill(&http, url, &model_name, &w, cc.max_tokens).await,
+            };
+            let took = t0.elapsed();
+            match &got {
+                Ok(text) if !text.is_empty() => their_cache.put(&s.file, cursor, &w, text),
+                Ok(_) => {}
+                Err(e) => tracing::warn!(file = %s.file, "/infill: {e}"),
+            }
+            if k == 0 {
+                theirs.push((got.ok(), took));
+            } else {
+                their_keys.took.push(took);
+                their_keys.cached += hit.is_some() as usize;
+            }
         }
         eprintln!("{}/{} {}", i + 1, samples.len(), s.file);
     }
     let mut results = vec![score("tinycoder", &samples, &ours)];
+    our_keys.add_to(&mut results[0]);
     if !theirs.is_empty() {
-        results.push(score("llama-server /infill", &samples, &theirs));
+        let mut r = score("llama-server /infill", &samples, &theirs);
+        their_keys.add_to(&mut r);
+        results.push(r);
     }
     if args.json {
         println!("{}", serde_json::to_string_pretty(&results)?);
@@ -259,6 +337,23 @@ pub async fn run(args: CompleteBenchArgs, workspace: Option<PathBuf>) -> anyhow:
             r.latency_p95_ms,
             r.errors
         );
+    }
+    if args.typing > 0 {
+        println!();
+        println!("while typing (up to {} keystrokes a sample, one request each):", args.typing);
+        println!("| path | keystrokes | from its cache | p50 ms | p95 ms | p99 ms |");
+        println!("|---|---|---|---|---|---|");
+        for r in &results {
+            println!(
+                "| {} | {} | {:.0}% | {:.0} | {:.0} | {:.0} |",
+                r.path,
+                r.keystrokes,
+                r.keystroke_cache_rate * 100.0,
+                r.keystroke_p50_ms,
+                r.keystroke_p95_ms,
+                r.keystroke_p99_ms
+            );
+        }
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -283,6 +378,14 @@ mod tests {
                 assert!(["def f(x):", "    return x + 1"].contains(&format!("{line}{}", s.expected).as_str()));
             }
         }
+    }
+
+    #[test]
+    fn typing_inserts_the_first_chars_of_the_expected_rest_at_the_cursor() {
+        let s = Sample { file: "f".into(), rope: Rope::from_str("x = \ny\n"), cursor: 4, expected: "max(a, b)".into() };
+        let (rope, cursor) = s.typed(4);
+        assert_eq!((rope.to_string().as_str(), cursor), ("x = max(\ny\n", 8));
+        assert_eq!(s.typed(0).0.to_string(), "x = \ny\n");
     }
 
     #[test]

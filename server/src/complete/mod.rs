@@ -59,7 +59,9 @@ pub async fn suggest(
         max_tokens: config.max_tokens,
         stop: stop_strings(mode),
         timeout: std::time::Duration::from_millis(config.timeout_ms),
+        usage: Some(Default::default()),
     };
+    let usage = req.usage.clone();
     let started = std::time::Instant::now();
     let raw = match model.complete(req, cancel).await {
         Ok(raw) => raw,
@@ -73,6 +75,7 @@ pub async fn suggest(
         ms = started.elapsed().as_millis() as u64,
         raw_chars = raw.chars().count(),
         kept = suggestion.as_ref().map(|s| s.chars().count()),
+        prompt = ?usage.and_then(|u| *u.lock().ok()?),
         "inline completion"
     );
     Ok(suggestion)

@@ -10,10 +10,11 @@ use super::budget::{check_fits, PromptSize};
 use super::gate::GateGuard;
 use super::http::{drive, read_json, send, StreamHold};
 use super::shared::ClientShared;
-use super::wire::{clip, error_message, SseChatDecoder};
+use super::wire::{clip, error_message, first_stop, SseChatDecoder};
 use super::{ChatReply, ChatRequest, ChatStream, CompletionRequest, LlmError, ModelClient, ModelInfo};
 use crate::config::{BackendKind, Config, ModelRole};
 use async_trait::async_trait;
+use futures::StreamExt;
 use serde_json::{json, Value};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -247,16 +248,20 @@ impl ModelClient for OpenAiClient {
         Ok(ChatReply { text: text.to_string() })
     }
 
+    /// Streamed, though only the whole text is wanted: llama-server (the router too) stops
+    /// generating when a stream's connection closes, but finishes a plain request a
+    /// cancelled client left, holding the model meanwhile.
     async fn complete(&self, req: CompletionRequest, cancel: CancellationToken) -> Result<String, LlmError> {
         let work = async {
             let (mut gate, cancel) = self.shared.acquire_for_completion(&cancel).await?;
             let model = self.shared.models.get(req.role).name.clone();
+            let started = Instant::now();
             let mut body = json!({
                 "model": model,
                 "prompt": req.prompt,
                 "max_tokens": req.max_tokens,
                 "temperature": 0.0,
-                "stream": false,
+                "stream": true,
             });
             if !req.stop.is_empty() {
                 body["stop"] = json!(req.stop);
@@ -269,13 +274,19 @@ impl ModelClient for OpenAiClient {
                 .await?
                 .map_err(|(status, message)| self.status_error(&model, status, message))?;
             gate.touch(&model);
-            let v = read_json(resp, &self.shared.url, "the completion", req.timeout, &cancel).await?;
-            if let Some(message) = error_message(&v) {
-                return Err(LlmError::Server { status: None, message });
+            let held = StreamHold { guard: Some(Box::new(gate)), usage: req.usage.clone() };
+            let mut stream =
+                drive(resp, SseChatDecoder::default(), cancel, self.shared.timeouts, &self.shared.url, started, held);
+            let mut text = String::new();
+            while let Some(delta) = stream.next().await {
+                text.push_str(&delta?);
+                // Not every server honours `stop`; dropping the stream ends the generation.
+                if let Some(at) = first_stop(&text, &req.stop) {
+                    text.truncate(at);
+                    break;
+                }
             }
-            v.pointer("/choices/0/text").and_then(|t| t.as_str()).map(str::to_string).ok_or_else(|| {
-                LlmError::Protocol(format!("completion reply without choices[0].text: {}", clip(&v.to_string())))
-            })
+            Ok(text)
         };
         super::shared::within(req.timeout, "the completion", work).await
     }

@@ -109,6 +109,8 @@ pub struct CompletionRequest {
     pub stop: Vec<String>,
     /// The whole call's time cap (connecting, waiting and reading the reply).
     pub timeout: std::time::Duration,
+    /// Filled with how much of the prompt was evaluated and how much came from the cache, where the backend can tell.
+    pub usage: Option<PromptUsageSink>,
 }
 
 /// A whole reply.

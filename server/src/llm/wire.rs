@@ -130,7 +130,8 @@ impl StreamDecoder for NdjsonChatDecoder {
     }
 }
 
-/// An OpenAI-style Server-Sent Events stream of `chat.completion.chunk`s.
+/// An OpenAI-style Server-Sent Events stream of `chat.completion.chunk`s (or of
+/// `/v1/completions` chunks, whose text is `choices[0].text`).
 #[derive(Debug, Default)]
 pub struct SseChatDecoder {
     lines: LineBuffer,
@@ -187,7 +188,9 @@ impl SseChatDecoder {
         if event.as_deref() == Some("error") {
             return out.push(Err(LlmError::Server { status: None, message: data }));
         }
-        if let Some(text) = value.pointer("/choices/0/delta/content").and_then(|c| c.as_str()) {
+        // A chat chunk's delta, or a streamed `/v1/completions` chunk's text.
+        let text = value.pointer("/choices/0/delta/content").or_else(|| value.pointer("/choices/0/text"));
+        if let Some(text) = text.and_then(|c| c.as_str()) {
             if !text.is_empty() {
                 out.push(Ok(StreamEvent::Delta(text.to_string())));
             }
@@ -222,6 +225,11 @@ impl StreamDecoder for SseChatDecoder {
         self.dispatch(&mut out);
         out
     }
+}
+
+/// Where the first of `stops` starts in `text`, if any does (a completion ends before it).
+pub fn first_stop(text: &str, stops: &[String]) -> Option<usize> {
+    stops.iter().filter(|s| !s.is_empty()).filter_map(|s| text.find(s.as_str())).min()
 }
 
 /// At most 200 characters of `s`, for error messages.
@@ -262,6 +270,22 @@ mod tests {
         "\n",
         "{\"message\":{\"role\":\"assistant\",\"content\":\"\"},\"done\":true,\"eval_count\":2}\n",
     );
+
+    #[test]
+    fn a_completion_is_cut_before_the_earliest_stop_string() {
+        let stops = ["\n\n".to_string(), "<|endoftext|>".to_string(), String::new()];
+        assert_eq!(first_stop("x + 1\n\ny", &stops), Some(5));
+        assert_eq!(first_stop("a<|endoftext|>b\n\n", &stops), Some(1));
+        assert_eq!(first_stop("return a + b", &stops), None, "an empty stop string never matches");
+    }
+
+    #[test]
+    fn a_streamed_completion_chunk_yields_its_text() {
+        let body = "data: {\"choices\":[{\"text\":\"a + \",\"index\":0}]}\n\ndata: {\"choices\":[{\"text\":\"b\"}]}\n\ndata: [DONE]\n\n";
+        let events = run::<SseChatDecoder>(&[body.as_bytes()]);
+        assert_eq!(text(&events), "a + b");
+        assert_eq!(events.last(), Some(&Ok(StreamEvent::Done)));
+    }
 
     #[test]
     fn ndjson_keeps_utf8_split_anywhere() {

@@ -230,17 +230,19 @@ impl LspClient {
         }
     }
 
-    /// Waits for the response to `id`; other messages go to the inbox.
+    /// Waits for the response to `id` (it may already be in the inbox, kept there while
+    /// another request was waited for); other messages go to the inbox.
     pub fn wait_response(&mut self, id: i64) -> Result<Value, Value> {
+        let answer = |msg: &Value| msg.get("id") == Some(&json!(id)) && msg.get("method").is_none();
+        if let Some(i) = self.inbox.iter().position(answer) {
+            return result_of(&self.inbox.remove(i).expect("found above"));
+        }
         let deadline = Instant::now() + ANSWER_TIMEOUT;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
             let msg = self.recv(left).unwrap_or_else(|| panic!("no response to request {id} (server hung or died)"));
-            if msg.get("id") == Some(&json!(id)) && msg.get("method").is_none() {
-                return match msg.get("error") {
-                    Some(e) => Err(e.clone()),
-                    None => Ok(msg.get("result").cloned().unwrap_or(Value::Null)),
-                };
+            if answer(&msg) {
+                return result_of(&msg);
             }
             self.inbox.push_back(msg);
         }
@@ -520,4 +522,12 @@ fn inbox_summary(inbox: &VecDeque<Value>) -> String {
         })
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// A response's result, or its JSON-RPC error object.
+fn result_of(msg: &Value) -> Result<Value, Value> {
+    match msg.get("error") {
+        Some(e) => Err(e.clone()),
+        None => Ok(msg.get("result").cloned().unwrap_or(Value::Null)),
+    }
 }

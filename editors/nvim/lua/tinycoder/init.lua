@@ -1,9 +1,11 @@
 -- tinycoder for Neovim: starts `tinycoder lsp` for Rust and Python buffers and
 -- adds the commands of every flow, a diff preview before an agent patch lands
--- (preview.lua) and a streaming chat buffer (chat.lua).
+-- (preview.lua), a streaming chat buffer (chat.lua) and ghost text from the
+-- model as you type (ghost.lua).
 -- Works on Neovim 0.7 (vim.lsp.start_client + buf_attach_client) and 0.8+ (vim.lsp.start).
 local preview = require('tinycoder.preview')
 local chat = require('tinycoder.chat')
+local ghost = require('tinycoder.ghost')
 
 local M = {}
 
@@ -15,6 +17,9 @@ local defaults = {
   root_markers = { '.git', 'Cargo.toml', 'pyproject.toml', '.tinycoder.toml' },
   -- Preview agent patches as a diff before they are applied (false: apply as the server sends them).
   preview = true,
+  -- Ghost text (inline completion): false switches it off; a table overrides ghost.lua's options
+  -- (keys, debounce, `filetypes = { rust = false }`). :TinycoderCompletion on|off|toggle [filetype].
+  completion = {},
 }
 
 M.options = vim.deepcopy(defaults)
@@ -70,6 +75,11 @@ local function capabilities()
   caps.window.showDocument = { support = true }
   -- The server may ask for a line of text (a hint after failed attempts).
   caps.experimental = vim.tbl_extend('force', caps.experimental or {}, { tinycoderInputText = true })
+  -- Ghost text shows the suggestion: the server then adds none to completion menus.
+  if M.options.completion ~= false then
+    caps.textDocument = caps.textDocument or {}
+    caps.textDocument.inlineCompletion = { dynamicRegistration = false }
+  end
   return caps
 end
 
@@ -106,15 +116,15 @@ local function start(bufnr, opts)
   return id
 end
 
---- The tinycoder client of `bufnr` (nil when none is attached).
-function M.client(bufnr)
+--- The tinycoder client of `bufnr` (nil when none is attached; said unless `quiet`).
+function M.client(bufnr, quiet)
   bufnr = bufnr or vim.api.nvim_get_current_buf()
   local list = vim.lsp.get_clients and vim.lsp.get_clients({ bufnr = bufnr, name = 'tinycoder' })
     or vim.lsp.buf_get_clients(bufnr)
   for _, c in pairs(list) do
     if c.name == 'tinycoder' then return c end
   end
-  notify('no tinycoder server for this buffer', vim.log.levels.WARN)
+  if not quiet then notify('no tinycoder server for this buffer', vim.log.levels.WARN) end
   return nil
 end
 
@@ -227,6 +237,17 @@ local function define_commands()
     if not id then return notify('no tinycoder job to cancel', vim.log.levels.WARN) end
     M.execute('tinycoder.cancel', { jobId = id }, function(r) notify(r and r.cancelled and 'cancelled' or 'nothing to cancel') end)
   end, { nargs = '?' })
+  command('TinycoderCompletion', function(cmd)
+    local how, filetype = cmd.fargs[1] or 'toggle', cmd.fargs[2]
+    if how ~= 'on' and how ~= 'off' and how ~= 'toggle' then
+      return notify('TinycoderCompletion on|off|toggle [filetype]', vim.log.levels.WARN)
+    end
+    ghost.set(how, filetype)
+    local where = (filetype and filetype ~= '') and (' for ' .. filetype) or ''
+    local on = ghost.enabled_for(vim.api.nvim_get_current_buf())
+    if filetype and filetype ~= '' then on = ghost.options.filetypes[filetype] ~= false end
+    notify('suggestions ' .. (on and 'on' or 'off') .. where)
+  end, { nargs = '*' })
   command('TinycoderUndo', preview.undo)
   command('TinycoderAccept', preview.accept)
   command('TinycoderReject', preview.reject)
@@ -245,10 +266,12 @@ function M.setup(user)
     end,
   })
   define_commands()
+  if opts.completion ~= false then ghost.setup(opts.completion, group, opts.filetypes) end
   return opts
 end
 
 M.preview = preview
 M.chat = chat
+M.ghost = ghost
 
 return M

@@ -7,21 +7,26 @@
 //! it; loading another beyond `backend.max_loaded_models` ends the least
 //! recently used model's thread, which frees it. Token counts come from the
 //! model's own tokenizer, JSON-schema replies from llama.cpp's grammar
-//! sampling, prompts from the chat template the GGUF carries.
+//! sampling, prompts from the chat template the GGUF carries. Inline
+//! completion sends its fill-in-the-middle prompt as raw text (the model's FIM
+//! tokens parsed), greedy, at background priority: any chat or agent call
+//! cancels it and takes the model.
 
 mod worker;
 
 use super::gate::GateGuard;
 use super::local_models::{ModelLocator, ModelSource};
 use super::shared::ClientShared;
-use super::{ChatStream, LlmError, ModelClient, ModelInfo};
+use super::wire::first_stop;
+use super::{ChatStream, CompletionRequest, LlmError, ModelClient, ModelInfo};
 use crate::config::{BackendKind, Config, ModelRole};
 use async_trait::async_trait;
+use futures::StreamExt;
 use llama_cpp_2::llama_backend::LlamaBackend;
 use std::sync::{Arc, Mutex, OnceLock};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
-use worker::{ChatJob, ModelWorker};
+use worker::{GenerationJob, JobPrompt, ModelWorker};
 
 /// What [`ModelClient::url`] says for this backend.
 const WHERE: &str = "tinycoder's embedded llama.cpp";
@@ -133,24 +138,6 @@ impl EmbeddedClient {
     /// Queues `req` on its model's thread and waits for the prompt to be accepted.
     async fn start(&self, req: &super::ChatRequest, cancel: &CancellationToken) -> Result<Started, LlmError> {
         let (gate, cancel) = self.shared.acquire(req, cancel).await?;
-        match self.start_on_worker(req, gate, &cancel).await {
-            // The model's thread ended (idle past its keep-alive) just as the job was queued: load it again, once.
-            Err(Retry::ThreadEnded(gate)) => self.start_on_worker(req, gate, &cancel).await.map_err(Retry::into_error),
-            other => other.map_err(Retry::into_error),
-        }
-    }
-
-    async fn start_on_worker(
-        &self,
-        req: &super::ChatRequest,
-        mut gate: GateGuard,
-        cancel: &CancellationToken,
-    ) -> Result<Started, Retry> {
-        let worker = tokio::select! {
-            w = self.worker(req.role) => w?,
-            _ = cancel.cancelled() => return Err(LlmError::Cancelled.into()),
-        };
-        gate.touch(&self.shared.model(req).name);
         let m = self.shared.model(req);
         let grammar = match &req.json_schema {
             Some(schema) => Some(llama_cpp_2::json_schema_to_grammar(&schema.to_string()).map_err(|e| {
@@ -158,19 +145,52 @@ impl EmbeddedClient {
             })?),
             None => None,
         };
+        let call = Call {
+            role: req.role,
+            prompt: JobPrompt::Chat(req.messages.clone()),
+            max_tokens: self.shared.reply_tokens(req),
+            temperature: req.temperature.unwrap_or(m.temperature),
+            seed: req.seed.unwrap_or(m.seed),
+            grammar,
+            usage: req.usage.clone(),
+        };
+        self.start_call(&call, gate, &cancel).await
+    }
+
+    /// Queues `call` with the gate held; loads the model again, once, if its thread ended meanwhile.
+    async fn start_call(&self, call: &Call, gate: GateGuard, cancel: &CancellationToken) -> Result<Started, LlmError> {
+        match self.start_on_worker(call, gate, cancel).await {
+            // The model's thread ended (idle past its keep-alive) just as the job was queued: load it again, once.
+            Err(Retry::ThreadEnded(gate)) => self.start_on_worker(call, gate, cancel).await.map_err(Retry::into_error),
+            other => other.map_err(Retry::into_error),
+        }
+    }
+
+    async fn start_on_worker(
+        &self,
+        call: &Call,
+        mut gate: GateGuard,
+        cancel: &CancellationToken,
+    ) -> Result<Started, Retry> {
+        let worker = tokio::select! {
+            w = self.worker(call.role) => w?,
+            _ = cancel.cancelled() => return Err(LlmError::Cancelled.into()),
+        };
+        let m = self.config.models.get(call.role);
+        gate.touch(&m.name);
         let (started_tx, started_rx) = tokio::sync::oneshot::channel();
         let (deltas, rx) = mpsc::unbounded_channel();
-        let queued = worker.chat(
-            ChatJob {
-                messages: req.messages.clone(),
+        let queued = worker.generate(
+            GenerationJob {
+                prompt: call.prompt.clone(),
                 num_ctx: m.num_ctx,
-                max_tokens: self.shared.reply_tokens(req),
-                temperature: req.temperature.unwrap_or(m.temperature),
-                seed: req.seed.unwrap_or(m.seed),
-                grammar,
+                max_tokens: call.max_tokens,
+                temperature: call.temperature,
+                seed: call.seed,
+                grammar: call.grammar.clone(),
                 deltas,
                 cancel: cancel.clone(),
-                usage: req.usage.clone(),
+                usage: call.usage.clone(),
             },
             started_tx,
         );
@@ -188,7 +208,7 @@ impl EmbeddedClient {
         match started {
             Ok(_prompt_tokens) => Ok(Started { gate, rx, cancel: cancel.clone() }),
             Err(LlmError::OverBudget { needed, num_ctx, reserved, .. }) => Err(LlmError::OverBudget {
-                role: req.role.to_string(),
+                role: call.role.to_string(),
                 model: m.name.clone(),
                 needed,
                 num_ctx,
@@ -198,6 +218,42 @@ impl EmbeddedClient {
             Err(e) => Err(e.into()),
         }
     }
+
+    /// A raw completion of `req.prompt`, greedy, cut before the first of `req.stop`.
+    async fn complete_raw(&self, req: &CompletionRequest, cancel: &CancellationToken) -> Result<String, LlmError> {
+        let (gate, cancel) = self.shared.acquire_for_completion(cancel).await?;
+        let call = Call {
+            role: req.role,
+            prompt: JobPrompt::Raw(req.prompt.clone()),
+            max_tokens: req.max_tokens,
+            temperature: 0.0,
+            seed: self.config.models.get(req.role).seed,
+            grammar: None,
+            usage: req.usage.clone(),
+        };
+        let mut stream = self.start_call(&call, gate, &cancel).await?.into_stream();
+        let mut text = String::new();
+        while let Some(delta) = stream.next().await {
+            text.push_str(&delta?);
+            if let Some(at) = first_stop(&text, &req.stop) {
+                // Dropping the stream stops the model's thread at its next token.
+                text.truncate(at);
+                break;
+            }
+        }
+        Ok(text)
+    }
+}
+
+/// What one call asks of a model's thread (kept to queue it again if the thread ended).
+struct Call {
+    role: ModelRole,
+    prompt: JobPrompt,
+    max_tokens: u32,
+    temperature: f32,
+    seed: i64,
+    grammar: Option<String>,
+    usage: Option<super::PromptUsageSink>,
 }
 
 /// Why starting a call on a model's thread did not work.
@@ -270,6 +326,10 @@ impl ModelClient for EmbeddedClient {
 
     async fn chat_stream(&self, req: super::ChatRequest, cancel: CancellationToken) -> Result<ChatStream, LlmError> {
         Ok(self.start(&req, &cancel).await?.into_stream())
+    }
+
+    async fn complete(&self, req: CompletionRequest, cancel: CancellationToken) -> Result<String, LlmError> {
+        super::shared::within(req.timeout, "the completion", self.complete_raw(&req, &cancel)).await
     }
 
     async fn list_models(&self) -> Result<Vec<ModelInfo>, LlmError> {

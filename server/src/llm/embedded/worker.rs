@@ -4,7 +4,9 @@
 //!
 //! The context's KV cache is kept between calls: a call whose prompt starts
 //! with what the last call evaluated (a retry, a sibling step, the next chat
-//! turn) evaluates only the rest, as llama-server's `cache_prompt` does.
+//! turn, the next inline completion in the same file) evaluates only the rest,
+//! as llama-server's `cache_prompt` does. A cancelled call keeps what it
+//! evaluated: the completion that replaces it starts from there.
 
 use super::backend;
 use crate::llm::{ChatMessage, LlmError, PromptUsage, PromptUsageSink};
@@ -27,9 +29,18 @@ use tokio_util::sync::CancellationToken;
 /// long prompt is seen within a fraction of a second.
 const PROMPT_CHUNK: usize = 512;
 
-/// A chat call for the worker.
-pub struct ChatJob {
-    pub messages: Vec<ChatMessage>,
+/// What the model reads.
+#[derive(Debug, Clone)]
+pub enum JobPrompt {
+    /// Chat messages, through the model's own chat template.
+    Chat(Vec<ChatMessage>),
+    /// Text as it is, its special tokens parsed (a fill-in-the-middle prompt).
+    Raw(String),
+}
+
+/// A generation for the worker: a chat reply or a raw completion.
+pub struct GenerationJob {
+    pub prompt: JobPrompt,
     /// The role's context window; the prompt plus `max_tokens` must fit.
     pub num_ctx: u32,
     pub max_tokens: u32,
@@ -46,7 +57,7 @@ pub struct ChatJob {
 pub type StartedSender = oneshot::Sender<Result<usize, LlmError>>;
 
 enum Job {
-    Chat(Box<ChatJob>, StartedSender),
+    Generate(Box<GenerationJob>, StartedSender),
     Tokenize { text: String, reply: oneshot::Sender<usize> },
 }
 
@@ -91,9 +102,9 @@ impl ModelWorker {
         self.alive.load(Ordering::SeqCst)
     }
 
-    /// Queues a chat call; `started` learns whether its prompt fits.
-    pub fn chat(&self, job: ChatJob, started: StartedSender) -> Result<(), LlmError> {
-        self.jobs.send(Job::Chat(Box::new(job), started)).map_err(|_| gone())
+    /// Queues a generation; `started` learns whether its prompt fits.
+    pub fn generate(&self, job: GenerationJob, started: StartedSender) -> Result<(), LlmError> {
+        self.jobs.send(Job::Generate(Box::new(job), started)).map_err(|_| gone())
     }
 
     /// Exact token count of `text` with the model's tokenizer (no special tokens added,
@@ -156,7 +167,7 @@ fn run(
             Job::Tokenize { text, reply } => {
                 let _ = reply.send(model.vocab().tokenize(text.as_bytes(), false, true).len());
             }
-            Job::Chat(job, started) => session.chat(*job, started),
+            Job::Generate(job, started) => session.run(*job, started),
         }
     }
     tracing::debug!(model = %path.display(), "embedded model unloaded");
@@ -173,14 +184,22 @@ struct Session<'m> {
 }
 
 impl<'m> Session<'m> {
-    fn chat(&mut self, job: ChatJob, started: StartedSender) {
-        let prompt = match self.prompt_tokens(&job.messages) {
+    fn run(&mut self, job: GenerationJob, started: StartedSender) {
+        let prompt = match &job.prompt {
+            JobPrompt::Chat(messages) => self.prompt_tokens(messages),
+            JobPrompt::Raw(text) => Ok(self.model.vocab().tokenize(text.as_bytes(), true, true)),
+        };
+        let prompt = match prompt {
             Ok(t) => t,
             Err(e) => {
                 let _ = started.send(Err(e));
                 return;
             }
         };
+        if prompt.is_empty() {
+            let _ = started.send(Err(LlmError::Embedded("the prompt is empty: nothing to continue".into())));
+            return;
+        }
         if prompt.len() + job.max_tokens as usize > job.num_ctx as usize {
             let _ = started.send(Err(LlmError::OverBudget {
                 role: String::new(),
@@ -199,7 +218,10 @@ impl<'m> Session<'m> {
             return;
         }
         if let Err(e) = self.generate(&job, &prompt) {
-            self.cached.clear();
+            // A cancel leaves the cache as evaluated; a failed decode may not.
+            if !matches!(e, LlmError::Cancelled) {
+                self.cached.clear();
+            }
             let _ = job.deltas.send(Err(e));
         }
     }
@@ -249,7 +271,7 @@ impl<'m> Session<'m> {
         Ok(&mut self.ctx.as_mut().expect("set above").0)
     }
 
-    fn generate(&mut self, job: &ChatJob, prompt: &[LlamaToken]) -> Result<(), LlmError> {
+    fn generate(&mut self, job: &GenerationJob, prompt: &[LlamaToken]) -> Result<(), LlmError> {
         self.context(job.num_ctx)?;
         // Reuse the cached prefix, but evaluate at least the prompt's last token (its logits start the reply).
         let keep = self.cached.iter().zip(prompt).take_while(|(a, b)| a == b).count().min(prompt.len() - 1);
@@ -263,9 +285,10 @@ impl<'m> Session<'m> {
         self.generate_from(job, prompt, keep)
     }
 
-    fn generate_from(&mut self, job: &ChatJob, prompt: &[LlamaToken], keep: usize) -> Result<(), LlmError> {
+    fn generate_from(&mut self, job: &GenerationJob, prompt: &[LlamaToken], keep: usize) -> Result<(), LlmError> {
         let model = self.model;
         let (ctx, _) = self.ctx.as_mut().expect("made by generate");
+        tracing::debug!(evaluated = prompt.len() - keep, cached = keep, "embedded prompt");
         if let Some(sink) = &job.usage {
             if let Ok(mut slot) = sink.lock() {
                 *slot = Some(PromptUsage { evaluated: prompt.len() - keep, cached: Some(keep) });
@@ -319,7 +342,7 @@ impl<'m> Session<'m> {
 }
 
 /// Greedy at temperature 0, else top-k / top-p / min-p with the seed; a grammar first when one is given.
-fn sampler(model: &LlamaModel, job: &ChatJob) -> Result<LlamaSampler, LlmError> {
+fn sampler(model: &LlamaModel, job: &GenerationJob) -> Result<LlamaSampler, LlmError> {
     let mut chain = Vec::new();
     if let Some(g) = &job.grammar {
         chain.push(LlamaSampler::grammar(model, g, "root").map_err(|e| {
