@@ -181,8 +181,13 @@ fn write_settings(user: &Path, server: &Path, url: &str) {
             "models": { "planner": role, "coder": role, "critic": role, "summarizer": role },
             // A scripted browser does not answer the strategy question (lsp_strategy.rs covers it).
             "runtime": { "strategy_rounds": 0 },
+            // A hang guard for a suggestion on a busy 2-core machine, not a latency target.
+            "completion": { "timeout_ms": 120000 },
         },
         "files.autoSave": "afterDelay",
+        // No word-based suggestion list: Tab then accepts the ghost text, not the list's first word.
+        "editor.quickSuggestions": { "other": "off", "comments": "off", "strings": "off" },
+        "editor.suggestOnTriggerCharacters": false,
         "workbench.startupEditor": "none",
         "security.workspace.trust.enabled": false,
         "telemetry.telemetryLevel": "off",

@@ -199,8 +199,18 @@ async function run(page) {
     await page.keyboard.press('End');
     await page.keyboard.type(process.env.GHOST_TYPE || '');
     step('typed; waiting for ghost text');
+    // VS Code asks once per keystroke: a request that failed (a model too busy to answer
+    // in time) is asked again only when the user types again, so type the letter again.
     const ghost = page.locator('.monaco-editor .ghost-text-decoration').first();
-    const shown = await ghost.waitFor({ timeout: MODEL_WAIT }).then(() => true, () => false);
+    let shown = false;
+    for (let tries = 0; tries < 10 && !shown; tries++) {
+      shown = await ghost.waitFor({ timeout: MODEL_WAIT / 10 }).then(() => true, () => false);
+      if (!shown) {
+        step('no ghost text yet; typing the letter again');
+        await page.keyboard.press('Backspace');
+        await page.keyboard.type(process.env.GHOST_TYPE || '');
+      }
+    }
     say('GHOST_SHOWN', shown);
     if (shown) {
       say('GHOST', ((await ghost.textContent()) || '').trim());
