@@ -9,12 +9,11 @@
 use super::budget::{check_fits, PromptSize};
 use super::gate::GateGuard;
 use super::http::{drive, read_json, send, StreamHold};
-use super::shared::ClientShared;
-use super::wire::{clip, error_message, first_stop, SseChatDecoder};
+use super::shared::{text_until_stop, ClientShared};
+use super::wire::{clip, error_message, SseChatDecoder};
 use super::{ChatReply, ChatRequest, ChatStream, CompletionRequest, LlmError, ModelClient, ModelInfo};
 use crate::config::{BackendKind, Config, ModelRole};
 use async_trait::async_trait;
-use futures::StreamExt;
 use serde_json::{json, Value};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -275,18 +274,10 @@ impl ModelClient for OpenAiClient {
                 .map_err(|(status, message)| self.status_error(&model, status, message))?;
             gate.touch(&model);
             let held = StreamHold { guard: Some(Box::new(gate)), usage: req.usage.clone() };
-            let mut stream =
+            let stream =
                 drive(resp, SseChatDecoder::default(), cancel, self.shared.timeouts, &self.shared.url, started, held);
-            let mut text = String::new();
-            while let Some(delta) = stream.next().await {
-                text.push_str(&delta?);
-                // Not every server honours `stop`; dropping the stream ends the generation.
-                if let Some(at) = first_stop(&text, &req.stop) {
-                    text.truncate(at);
-                    break;
-                }
-            }
-            Ok(text)
+            // Not every server honours `stop`; dropping the stream at one ends the generation.
+            text_until_stop(stream, &req.stop).await
         };
         super::shared::within(req.timeout, "the completion", work).await
     }

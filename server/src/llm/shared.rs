@@ -3,8 +3,10 @@
 use super::budget::{check_fits, estimate_tokens, reply_tokens, PromptSize};
 use super::gate::{GateGuard, ModelGate, Priority};
 use super::http::{build_client, Timeouts};
-use super::{ChatRequest, LlmError};
+use super::wire::first_stop;
+use super::{ChatRequest, ChatStream, LlmError};
 use crate::config::{BudgetConfig, Config, ModelConfig, ModelsConfig};
+use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
 
 /// Settings and connections shared by the adapters.
@@ -88,4 +90,18 @@ pub async fn within<T>(
         Ok(result) => result,
         Err(_) => Err(LlmError::Timeout { what: what.to_string(), after_ms: limit.as_millis() as u64 }),
     }
+}
+
+/// The text of `stream` up to the first of `stops` (excluded); the stream is dropped
+/// there, which ends the generation.
+pub async fn text_until_stop(mut stream: ChatStream, stops: &[String]) -> Result<String, LlmError> {
+    let mut text = String::new();
+    while let Some(delta) = stream.next().await {
+        text.push_str(&delta?);
+        if let Some(at) = first_stop(&text, stops) {
+            text.truncate(at);
+            break;
+        }
+    }
+    Ok(text)
 }

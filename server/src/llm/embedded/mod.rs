@@ -16,12 +16,10 @@ mod worker;
 
 use super::gate::GateGuard;
 use super::local_models::{ModelLocator, ModelSource};
-use super::shared::ClientShared;
-use super::wire::first_stop;
+use super::shared::{text_until_stop, ClientShared};
 use super::{ChatStream, CompletionRequest, LlmError, ModelClient, ModelInfo};
 use crate::config::{BackendKind, Config, ModelRole};
 use async_trait::async_trait;
-use futures::StreamExt;
 use llama_cpp_2::llama_backend::LlamaBackend;
 use std::sync::{Arc, Mutex, OnceLock};
 use tokio::sync::mpsc;
@@ -231,17 +229,8 @@ impl EmbeddedClient {
             grammar: None,
             usage: req.usage.clone(),
         };
-        let mut stream = self.start_call(&call, gate, &cancel).await?.into_stream();
-        let mut text = String::new();
-        while let Some(delta) = stream.next().await {
-            text.push_str(&delta?);
-            if let Some(at) = first_stop(&text, &req.stop) {
-                // Dropping the stream stops the model's thread at its next token.
-                text.truncate(at);
-                break;
-            }
-        }
-        Ok(text)
+        // Dropping the stream at a stop string stops the model's thread at its next token.
+        text_until_stop(self.start_call(&call, gate, &cancel).await?.into_stream(), &req.stop).await
     }
 }
 
