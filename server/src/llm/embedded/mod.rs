@@ -24,7 +24,7 @@ use llama_cpp_2::llama_backend::LlamaBackend;
 use std::sync::{Arc, Mutex, OnceLock};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
-use worker::{GenerationJob, JobPrompt, ModelWorker};
+use worker::{GenerationJob, JobPrompt, JobSpec, ModelWorker};
 
 /// What [`ModelClient::url`] says for this backend.
 const WHERE: &str = "tinycoder's embedded llama.cpp";
@@ -145,12 +145,14 @@ impl EmbeddedClient {
         };
         let call = Call {
             role: req.role,
-            prompt: JobPrompt::Chat(req.messages.clone()),
-            max_tokens: self.shared.reply_tokens(req),
-            temperature: req.temperature.unwrap_or(m.temperature),
-            seed: req.seed.unwrap_or(m.seed),
-            grammar,
-            usage: req.usage.clone(),
+            spec: JobSpec {
+                prompt: JobPrompt::Chat(req.messages.clone()),
+                max_tokens: self.shared.reply_tokens(req),
+                temperature: req.temperature.unwrap_or(m.temperature),
+                seed: req.seed.unwrap_or(m.seed),
+                grammar,
+                usage: req.usage.clone(),
+            },
         };
         self.start_call(&call, gate, &cancel).await
     }
@@ -179,17 +181,7 @@ impl EmbeddedClient {
         let (started_tx, started_rx) = tokio::sync::oneshot::channel();
         let (deltas, rx) = mpsc::unbounded_channel();
         let queued = worker.generate(
-            GenerationJob {
-                prompt: call.prompt.clone(),
-                num_ctx: m.num_ctx,
-                max_tokens: call.max_tokens,
-                temperature: call.temperature,
-                seed: call.seed,
-                grammar: call.grammar.clone(),
-                deltas,
-                cancel: cancel.clone(),
-                usage: call.usage.clone(),
-            },
+            GenerationJob { spec: call.spec.clone(), num_ctx: m.num_ctx, deltas, cancel: cancel.clone() },
             started_tx,
         );
         if queued.is_err() {
@@ -222,27 +214,24 @@ impl EmbeddedClient {
         let (gate, cancel) = self.shared.acquire_for_completion(cancel).await?;
         let call = Call {
             role: req.role,
-            prompt: JobPrompt::Raw(req.prompt.clone()),
-            max_tokens: req.max_tokens,
-            temperature: 0.0,
-            seed: self.config.models.get(req.role).seed,
-            grammar: None,
-            usage: req.usage.clone(),
+            spec: JobSpec {
+                prompt: JobPrompt::Raw(req.prompt.clone()),
+                max_tokens: req.max_tokens,
+                temperature: 0.0,
+                seed: self.config.models.get(req.role).seed,
+                grammar: None,
+                usage: req.usage.clone(),
+            },
         };
         // Dropping the stream at a stop string stops the model's thread at its next token.
         text_until_stop(self.start_call(&call, gate, &cancel).await?.into_stream(), &req.stop).await
     }
 }
 
-/// What one call asks of a model's thread (kept to queue it again if the thread ended).
+/// One call for a role's model (kept to queue it again if the thread ended).
 struct Call {
     role: ModelRole,
-    prompt: JobPrompt,
-    max_tokens: u32,
-    temperature: f32,
-    seed: i64,
-    grammar: Option<String>,
-    usage: Option<super::PromptUsageSink>,
+    spec: JobSpec,
 }
 
 /// Why starting a call on a model's thread did not work.

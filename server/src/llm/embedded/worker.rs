@@ -38,19 +38,25 @@ pub enum JobPrompt {
     Raw(String),
 }
 
-/// A generation for the worker: a chat reply or a raw completion.
-pub struct GenerationJob {
+/// What one generation asks of the model: kept whole so a call can be queued again.
+#[derive(Clone)]
+pub struct JobSpec {
     pub prompt: JobPrompt,
-    /// The role's context window; the prompt plus `max_tokens` must fit.
-    pub num_ctx: u32,
     pub max_tokens: u32,
     pub temperature: f32,
     pub seed: i64,
     /// A llama.cpp grammar (from the request's JSON schema) the reply must follow.
     pub grammar: Option<String>,
+    pub usage: Option<PromptUsageSink>,
+}
+
+/// A generation for the worker (a chat reply or a raw completion) and where its text goes.
+pub struct GenerationJob {
+    pub spec: JobSpec,
+    /// The role's context window; the prompt plus `max_tokens` must fit.
+    pub num_ctx: u32,
     pub deltas: tmpsc::UnboundedSender<Result<String, LlmError>>,
     pub cancel: CancellationToken,
-    pub usage: Option<PromptUsageSink>,
 }
 
 /// Where the worker answers with the prompt's exact size once templated and tokenized, or why it cannot run.
@@ -185,7 +191,7 @@ struct Session<'m> {
 
 impl<'m> Session<'m> {
     fn run(&mut self, job: GenerationJob, started: StartedSender) {
-        let prompt = match &job.prompt {
+        let prompt = match &job.spec.prompt {
             JobPrompt::Chat(messages) => self.prompt_tokens(messages),
             JobPrompt::Raw(text) => Ok(self.model.vocab().tokenize(text.as_bytes(), true, true)),
         };
@@ -200,13 +206,13 @@ impl<'m> Session<'m> {
             let _ = started.send(Err(LlmError::Embedded("the prompt is empty: nothing to continue".into())));
             return;
         }
-        if prompt.len() + job.max_tokens as usize > job.num_ctx as usize {
+        if prompt.len() + job.spec.max_tokens as usize > job.num_ctx as usize {
             let _ = started.send(Err(LlmError::OverBudget {
                 role: String::new(),
                 model: String::new(),
                 needed: prompt.len(),
                 num_ctx: job.num_ctx,
-                reserved: job.max_tokens,
+                reserved: job.spec.max_tokens,
             }));
             return;
         }
@@ -289,7 +295,7 @@ impl<'m> Session<'m> {
         let model = self.model;
         let (ctx, _) = self.ctx.as_mut().expect("made by generate");
         tracing::debug!(evaluated = prompt.len() - keep, cached = keep, "embedded prompt");
-        if let Some(sink) = &job.usage {
+        if let Some(sink) = &job.spec.usage {
             if let Ok(mut slot) = sink.lock() {
                 *slot = Some(PromptUsage { evaluated: prompt.len() - keep, cached: Some(keep) });
             }
@@ -314,7 +320,7 @@ impl<'m> Session<'m> {
         let mut sampler = sampler(model, job)?;
         let mut logits_at = batch.n_tokens() - 1;
         let mut text = Utf8Pieces::default();
-        for _ in 0..job.max_tokens {
+        for _ in 0..job.spec.max_tokens {
             if job.cancel.is_cancelled() {
                 return Err(LlmError::Cancelled);
             }
@@ -344,20 +350,20 @@ impl<'m> Session<'m> {
 /// Greedy at temperature 0, else top-k / top-p / min-p with the seed; a grammar first when one is given.
 fn sampler(model: &LlamaModel, job: &GenerationJob) -> Result<LlamaSampler, LlmError> {
     let mut chain = Vec::new();
-    if let Some(g) = &job.grammar {
+    if let Some(g) = &job.spec.grammar {
         chain.push(LlamaSampler::grammar(model, g, "root").map_err(|e| {
             LlmError::Embedded(format!("the reply's JSON schema gave a grammar llama.cpp refused: {e}"))
         })?);
     }
-    if job.temperature <= 0.0 {
+    if job.spec.temperature <= 0.0 {
         chain.push(LlamaSampler::greedy());
     } else {
         chain.extend([
             LlamaSampler::top_k(40),
             LlamaSampler::top_p(0.95, 1),
             LlamaSampler::min_p(0.05, 1),
-            LlamaSampler::temp(job.temperature),
-            LlamaSampler::dist(job.seed as u32),
+            LlamaSampler::temp(job.spec.temperature),
+            LlamaSampler::dist(job.spec.seed as u32),
         ]);
     }
     Ok(LlamaSampler::chain_simple(chain))
