@@ -2,7 +2,8 @@
 //! `tinycoder doctor` and `tinycoder chat` from the command line, and a chat
 //! through the language server over stdio, and inline completion (ghost text
 //! from the model's FIM tokens) through it, with no model server anywhere (the
-//! configured URL is a closed port). Models: the test bed's GGUF files
+//! configured URL is a closed port); and recorded agent calls replayed with
+//! prompt-lookup drafts (`bench fix --record-calls`, `bench lookup`). Models: the test bed's GGUF files
 //! (`scripts/testbed.sh models`; folder from TINYCODER_TEST_MODELS_DIR).
 #![cfg(feature = "embedded")]
 
@@ -159,4 +160,32 @@ fn an_inline_completion_through_the_language_server_runs_on_the_embedded_model()
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(client.shutdown_and_exit().success());
+}
+
+/// The agent's own prompts, recorded by `bench fix --record-calls`, replayed by `bench lookup`
+/// without and with prompt-lookup drafts, both timed and compared.
+#[test]
+fn recorded_fix_calls_replay_with_and_without_prompt_lookup_drafts() {
+    let home = CliHome::new();
+    let corpus = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/bench/fix");
+    let calls = home.data.join("calls.jsonl");
+    let (corpus, calls_arg) = (corpus.display().to_string(), calls.display().to_string());
+    let (code, _, err) =
+        run(&home, &["bench", "fix", &corpus, "--only", "py-config-env-flag", "--record-calls", &calls_arg]);
+    assert_eq!(code, 0, "{err}");
+    let recorded = std::fs::read_to_string(&calls).expect("the calls were recorded");
+    let first: Value = serde_json::from_str(recorded.lines().next().expect("one call at least")).expect("json line");
+    assert_eq!(first["role"], json!("coder"), "{first}");
+    assert!(first["messages"].to_string().contains("to_bool"), "the coder saw the code to fix: {first}");
+
+    let (code, out, err) = run(&home, &["bench", "lookup", &calls_arg, "--limit", "1", "--max-tokens", "80", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}\n{err}"));
+    assert_eq!(v["calls"], json!(1), "{v}");
+    let r = &v["results"][0];
+    assert!(r["plain"]["tokens"].as_u64().unwrap_or(0) > 0, "{r}");
+    assert!(r["drafted"]["tokens"].as_u64().unwrap_or(0) > 0, "{r}");
+    assert_eq!(r["plain"]["drafted"], json!(0), "no drafts without them: {r}");
+    // Same reply or not (a near-tie can round the other way in a batch), it is counted.
+    assert!(v["same_replies"].as_u64().is_some() && v["share_from_drafts"].as_f64().is_some(), "{v}");
 }

@@ -6,7 +6,8 @@
 //! counts equal to llama-server's tokenizer, models loaded straight from
 //! Ollama's store, the prompt prefix reused between calls, and raw
 //! fill-in-the-middle completion (inline completion) that reuses it too and
-//! gives the model up to any chat call.
+//! gives the model up to any chat call, and prompt-lookup drafts that leave a
+//! reply as it was.
 #![cfg(feature = "embedded")]
 
 mod common;
@@ -229,6 +230,73 @@ async fn a_repeated_prompt_prefix_is_not_evaluated_again() {
     assert_eq!(a.cached, Some(0), "{a:?}");
     assert!(b.cached.unwrap_or(0) > 100, "the shared system prompt is reused: {b:?}");
     assert!(b.evaluated < 30, "only the new question is evaluated: {b:?}");
+}
+
+/// Prompt-lookup drafts change how a reply is decoded, not what it says: at temperature 0 an
+/// edit that copies most of its prompt is the same reply with drafts and without, and most of
+/// its tokens came from drafts the model kept.
+#[tokio::test]
+async fn a_reply_from_prompt_lookup_drafts_is_the_reply_without_them() {
+    let _g = serial().await;
+    let module = r#"def mean(values):
+    """The arithmetic mean of values."""
+    total = 0
+    for v in values:
+        total += v
+    return total / len(values)
+
+
+def spread(values):
+    """Largest minus smallest value."""
+    return max(values) - min(values)
+
+
+def clamp(value, low, high):
+    """value, kept between low and high."""
+    if value < low:
+        return low
+    if value > high:
+        return high
+    return value
+
+
+def normalise(values):
+    """values scaled to 0..1."""
+    low, high = min(values), max(values)
+    return [(v - low) / (high - low) for v in values]
+"#;
+    let prompt = format!(
+        "Rename the function `spread` to `value_range` in this module. Reply with the whole module in one python code block.\n\n```python\n{module}```"
+    );
+    let reply = |draft_tokens: u32| {
+        let prompt = prompt.clone();
+        async move {
+            let mut config = embedded_config();
+            config.backend.lookup_draft_tokens = draft_tokens;
+            let client = client_from_config(&config).expect("client");
+            let system = ChatMessage::system("You are a helpful assistant.");
+            let mut req = ChatRequest::new(ModelRole::Coder, vec![system, ChatMessage::user(prompt)]);
+            req.temperature = Some(0.0);
+            req.max_tokens = Some(400);
+            let usage: tinycoder::llm::PromptUsageSink = Default::default();
+            req.usage = Some(usage.clone());
+            let mut stream = client.chat_stream(req, CancellationToken::new()).await.expect("starts");
+            let (mut text, mut deltas) = (String::new(), 0);
+            while let Some(d) = stream.next().await {
+                text.push_str(&d.expect("delta"));
+                deltas += 1;
+            }
+            let drafted = usage.lock().unwrap().expect("usage").drafted;
+            (text, deltas, drafted)
+        }
+    };
+    let (plain, _, none) = reply(0).await;
+    let (drafted, deltas, kept) = reply(8).await;
+    assert!(plain.contains("total += v") && plain.contains("def clamp"), "the reply copies the module: {plain}");
+    assert_eq!(drafted, plain, "drafts must not change the reply");
+    assert_eq!(none, None, "no drafts when they are off");
+    let kept = kept.expect("the drafted reply counts its kept draft tokens");
+    assert!(kept * 2 > deltas, "most of a copied module comes from drafts: {kept} of {deltas} tokens");
 }
 
 /// Cancelling before the first token (during the prompt) also ends the call at once.

@@ -34,6 +34,8 @@ pub enum BenchKind {
     Model(super::bench_model::ModelBenchArgs),
     /// Inline completion on cursors sampled in the code under DIR…, beside llama-server's `/infill`.
     Complete(super::bench_complete::CompleteBenchArgs),
+    /// Recorded agent calls replayed on the embedded backend with and without prompt-lookup drafts.
+    Lookup(super::bench_lookup::LookupBenchArgs),
 }
 
 /// Arguments of `tinycoder bench fix`.
@@ -65,6 +67,9 @@ pub struct FixBenchArgs {
     /// checker reports, as `tinycoder fix --check` does, and scored as fixed, verified or wrong.
     #[arg(long)]
     pub diag: bool,
+    /// Append every chat request the run sends to this JSON-lines file (replayed by `bench lookup`).
+    #[arg(long)]
+    pub record_calls: Option<PathBuf>,
 }
 
 /// `task.toml` of a corpus task.
@@ -98,6 +103,9 @@ struct TaskResult {
     /// Steps of the plan (a multi-file task runs as a planned request).
     #[serde(skip_serializing_if = "Option::is_none")]
     steps: Option<usize>,
+    /// What a passing patch changed beyond the task's reference fix (`fix.patch`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    collateral: Option<super::bench_collateral::Collateral>,
 }
 
 pub(super) fn task_dirs(dirs: &[PathBuf]) -> Vec<PathBuf> {
@@ -138,6 +146,7 @@ pub async fn run(args: Args, workspace: Option<PathBuf>) -> anyhow::Result<ExitC
         BenchKind::Fix(a) => a,
         BenchKind::Model(a) => return super::bench_model::run(a, workspace).await,
         BenchKind::Complete(a) => return super::bench_complete::run(a, workspace).await,
+        BenchKind::Lookup(a) => return super::bench_lookup::run(a, workspace).await,
     };
     let ctx = CliContext::load(workspace)?;
     let mut config = ctx.loaded.config.clone();
@@ -164,7 +173,12 @@ pub async fn run(args: Args, workspace: Option<PathBuf>) -> anyhow::Result<ExitC
             given.join(", ")
         );
     }
-    let model = crate::llm::client_from_config(&config)?;
+    let mut model = crate::llm::client_from_config(&config)?;
+    if let Some(path) = &args.record_calls {
+        let recorder = crate::llm::CallRecorder::new(model, path)
+            .with_context(|| format!("cannot write the recorded calls to {}", path.display()))?;
+        model = std::sync::Arc::new(recorder);
+    }
     model.check_ready(crate::config::ModelRole::Coder).await?;
     if args.diag {
         return super::bench_diag::run(&args, &dirs, &config, &prompts, &model).await;
@@ -206,6 +220,22 @@ pub async fn run(args: Args, workspace: Option<PathBuf>) -> anyhow::Result<ExitC
         let fixed = report.status == ReportStatus::Patched && verify_on_tree(env, &report).await;
         let mut result = summarize(&id, &spec.language, &report, fixed, started.elapsed().as_secs_f64());
         result.steps = steps;
+        if let (true, Some(patch), Some(reference)) =
+            (fixed, &report.patch, super::bench_collateral::read_reference(&dir))
+        {
+            let c = super::bench_collateral::collateral(patch, &reference);
+            eprintln!(
+                "   collateral: {} of {} changed lines outside the reference fix{}",
+                c.outside_reference,
+                c.changed_lines,
+                if c.deleted_documentation.is_empty() {
+                    String::new()
+                } else {
+                    format!("; deleted documentation: {}", c.deleted_documentation.join("; "))
+                }
+            );
+            result.collateral = Some(c);
+        }
         eprintln!(
             "   {} in {} attempt(s), {} call(s), prompt max {} tokens, {:.0} s{}",
             if result.fixed { "FIXED" } else { "not fixed" },
@@ -293,6 +323,7 @@ fn summarize(id: &str, language: &str, report: &TaskReport, fixed: bool, seconds
         failure: report.failure_reason.clone(),
         attempt_log: report.attempt_log.clone(),
         steps: None,
+        collateral: None,
     }
 }
 
@@ -322,6 +353,21 @@ fn print_table(results: &[TaskResult], model: &str, format: &str) {
         println!(
             "coder prompt tokens as the server counted them: {evaluated} evaluated, {cached} reused from its prompt cache ({:.0} % saved)",
             100.0 * cached as f64 / (evaluated + cached) as f64
+        );
+    }
+    let checked: Vec<&super::bench_collateral::Collateral> =
+        results.iter().filter_map(|r| r.collateral.as_ref()).collect();
+    if !checked.is_empty() {
+        let changed: usize = checked.iter().map(|c| c.changed_lines).sum();
+        let outside: usize = checked.iter().map(|c| c.outside_reference).sum();
+        let clean = checked.iter().filter(|c| c.outside_reference == 0).count();
+        let lost: Vec<&String> = checked.iter().flat_map(|c| &c.deleted_documentation).collect();
+        println!(
+            "collateral of {} passing patches: {outside} of {changed} changed lines outside the reference fix ({:.0} %), {clean} patches inside it; {} comment or docstring lines deleted{}",
+            checked.len(),
+            100.0 * outside as f64 / changed.max(1) as f64,
+            lost.len(),
+            if lost.is_empty() { String::new() } else { format!(": {}", lost.iter().map(|s| s.as_str()).collect::<Vec<_>>().join("; ")) }
         );
     }
     println!("| model | edit format | tasks | fixed | first attempt | after retries | well-formed edits | model calls / task | prompt tokens / call (max, mean) | s / task |");

@@ -169,6 +169,9 @@ pub const NOT_SECURITY: &[(&str, &str)] = &[
     ("backend.background_idle_ms", "when background summaries run"),
     ("backend.prompt_cache", "whether the model server reuses its own cache; nothing leaves the machine"),
     ("backend.threads", "CPU use of the embedded backend"),
+    ("backend.lookup_draft_tokens", "how the embedded backend decodes a reply, not what it may do"),
+    ("backend.lookup_ngram_min", "how the embedded backend decodes a reply, not what it may do"),
+    ("backend.lookup_ngram_max", "how the embedded backend decodes a reply, not what it may do"),
     (
         "sandbox.test_command",
         "the project's own tests run in the sandbox under every limit above, as they would with `cargo test`",

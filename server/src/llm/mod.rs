@@ -21,6 +21,7 @@ mod http;
 pub mod local_models;
 mod ollama;
 mod openai;
+mod recorder;
 mod shared;
 mod structured;
 mod types;
@@ -31,6 +32,7 @@ pub use diagnose::{diagnose, diagnose_with, ModelCheck};
 pub use error::LlmError;
 pub use ollama::OllamaClient;
 pub use openai::OpenAiClient;
+pub use recorder::{CallRecorder, RecordedCall};
 pub use structured::{parse_reply, schema_of, structured};
 pub use types::*;
 

@@ -57,6 +57,9 @@ pub struct ChatRequest {
 pub struct PromptUsage {
     pub evaluated: usize,
     pub cached: Option<usize>,
+    /// Reply tokens that came from prompt-lookup drafts (embedded backend; `None` when it did not draft).
+    #[serde(default)]
+    pub drafted: Option<usize>,
 }
 
 /// A slot the streaming driver fills with the call's [`PromptUsage`].
@@ -69,13 +72,13 @@ impl PromptUsage {
     pub fn from_reply(v: &serde_json::Value) -> Option<Self> {
         let n = |p: &str| v.pointer(p).and_then(|x| x.as_u64()).map(|x| x as usize);
         if let Some(evaluated) = n("/timings/prompt_n") {
-            return Some(Self { evaluated, cached: n("/timings/cache_n") });
+            return Some(Self { evaluated, cached: n("/timings/cache_n"), drafted: None });
         }
         if let Some(total) = n("/usage/prompt_tokens") {
             let cached = n("/usage/prompt_tokens_details/cached_tokens");
-            return Some(Self { evaluated: total - cached.unwrap_or(0).min(total), cached });
+            return Some(Self { evaluated: total - cached.unwrap_or(0).min(total), cached, drafted: None });
         }
-        n("/prompt_eval_count").map(|evaluated| Self { evaluated, cached: None })
+        n("/prompt_eval_count").map(|evaluated| Self { evaluated, cached: None, drafted: None })
     }
 }
 
@@ -139,11 +142,17 @@ mod tests {
     #[test]
     fn prompt_usage_reads_each_servers_accounting() {
         let llama = json!({"timings": {"prompt_n": 7, "cache_n": 120}});
-        assert_eq!(PromptUsage::from_reply(&llama), Some(PromptUsage { evaluated: 7, cached: Some(120) }));
+        assert_eq!(
+            PromptUsage::from_reply(&llama),
+            Some(PromptUsage { evaluated: 7, cached: Some(120), drafted: None })
+        );
         let openai = json!({"usage": {"prompt_tokens": 100, "prompt_tokens_details": {"cached_tokens": 64}}});
-        assert_eq!(PromptUsage::from_reply(&openai), Some(PromptUsage { evaluated: 36, cached: Some(64) }));
+        assert_eq!(
+            PromptUsage::from_reply(&openai),
+            Some(PromptUsage { evaluated: 36, cached: Some(64), drafted: None })
+        );
         let ollama = json!({"done": true, "prompt_eval_count": 12});
-        assert_eq!(PromptUsage::from_reply(&ollama), Some(PromptUsage { evaluated: 12, cached: None }));
+        assert_eq!(PromptUsage::from_reply(&ollama), Some(PromptUsage { evaluated: 12, cached: None, drafted: None }));
         assert_eq!(PromptUsage::from_reply(&json!({"choices": []})), None);
     }
 }

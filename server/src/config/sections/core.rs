@@ -38,6 +38,12 @@ pub struct BackendConfig {
     pub ollama_models: String,
     /// Embedded backend: inference threads (0 = the machine's physical cores).
     pub threads: u32,
+    /// Embedded backend: most prompt-lookup draft tokens evaluated beside each reply token (0 = off).
+    pub lookup_draft_tokens: u32,
+    /// Embedded backend: shortest run of reply tokens that must match the context for a draft.
+    pub lookup_ngram_min: u32,
+    /// Embedded backend: longest run tried first.
+    pub lookup_ngram_max: u32,
 }
 
 impl BackendConfig {
@@ -57,6 +63,16 @@ impl BackendConfig {
         }
         if self.max_loaded_models == 0 {
             return Err(Invalid::new("backend.max_loaded_models", 0, "at least 1"));
+        }
+        if self.lookup_draft_tokens > 64 {
+            return Err(Invalid::new("backend.lookup_draft_tokens", self.lookup_draft_tokens, "0 (off) to 64"));
+        }
+        if self.lookup_ngram_min == 0 || self.lookup_ngram_max < self.lookup_ngram_min || self.lookup_ngram_max > 16 {
+            return Err(Invalid::new(
+                "backend.lookup_ngram_min",
+                format!("{}..{}", self.lookup_ngram_min, self.lookup_ngram_max),
+                "1 <= lookup_ngram_min <= lookup_ngram_max <= 16",
+            ));
         }
         Ok(())
     }

@@ -10,8 +10,10 @@
 //! sampling, prompts from the chat template the GGUF carries. Inline
 //! completion sends its fill-in-the-middle prompt as raw text (the model's FIM
 //! tokens parsed), greedy, at background priority: any chat or agent call
-//! cancels it and takes the model.
+//! cancels it and takes the model. Chat replies evaluate prompt-lookup drafts
+//! (`lookup.rs`): tokens copied from the prompt, checked in one batch.
 
+mod lookup;
 mod worker;
 
 use super::gate::GateGuard;
@@ -71,6 +73,8 @@ pub struct EmbeddedClient {
     config: Config,
     locator: ModelLocator,
     threads: i32,
+    /// How chat replies draft tokens from their prompt (`backend.lookup_*`).
+    lookup: lookup::LookupSettings,
     /// Loaded models, least recently used first.
     workers: Mutex<Vec<Arc<ModelWorker>>>,
 }
@@ -87,6 +91,11 @@ impl EmbeddedClient {
             config: config.clone(),
             locator: ModelLocator::new(&config.backend),
             threads: threads.max(1) as i32,
+            lookup: lookup::LookupSettings {
+                draft_tokens: config.backend.lookup_draft_tokens as usize,
+                ngram_min: config.backend.lookup_ngram_min as usize,
+                ngram_max: config.backend.lookup_ngram_max as usize,
+            },
             workers: Mutex::new(Vec::new()),
         })
     }
@@ -151,6 +160,7 @@ impl EmbeddedClient {
                 temperature: req.temperature.unwrap_or(m.temperature),
                 seed: req.seed.unwrap_or(m.seed),
                 grammar,
+                lookup: Some(self.lookup),
                 usage: req.usage.clone(),
             },
         };
@@ -220,6 +230,8 @@ impl EmbeddedClient {
                 temperature: 0.0,
                 seed: self.config.models.get(req.role).seed,
                 grammar: None,
+                // A suggestion is short and latency-bound: a wrong draft would only slow it.
+                lookup: None,
                 usage: req.usage.clone(),
             },
         };

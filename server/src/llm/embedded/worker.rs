@@ -9,6 +9,7 @@
 //! evaluated: the completion that replaces it starts from there.
 
 use super::backend;
+use super::lookup::{LookupSettings, PromptLookup};
 use crate::llm::{ChatMessage, LlmError, PromptUsage, PromptUsageSink};
 use llama_cpp_2::context::params::LlamaContextParams;
 use llama_cpp_2::context::LlamaContext;
@@ -47,6 +48,8 @@ pub struct JobSpec {
     pub seed: i64,
     /// A llama.cpp grammar (from the request's JSON schema) the reply must follow.
     pub grammar: Option<String>,
+    /// Prompt-lookup drafts (`None`: one token per decode).
+    pub lookup: Option<LookupSettings>,
     pub usage: Option<PromptUsageSink>,
 }
 
@@ -297,7 +300,7 @@ impl<'m> Session<'m> {
         tracing::debug!(evaluated = prompt.len() - keep, cached = keep, "embedded prompt");
         if let Some(sink) = &job.spec.usage {
             if let Ok(mut slot) = sink.lock() {
-                *slot = Some(PromptUsage { evaluated: prompt.len() - keep, cached: Some(keep) });
+                *slot = Some(PromptUsage { evaluated: prompt.len() - keep, cached: Some(keep), drafted: None });
             }
         }
         let decode_err =
@@ -318,33 +321,99 @@ impl<'m> Session<'m> {
             pos += chunk.len();
         }
         let mut sampler = sampler(model, job)?;
-        let mut logits_at = batch.n_tokens() - 1;
+        let mut lookup = job.spec.lookup.and_then(PromptLookup::new);
         let mut text = Utf8Pieces::default();
-        for _ in 0..job.spec.max_tokens {
-            if job.cancel.is_cancelled() {
-                return Err(LlmError::Cancelled);
-            }
-            let token = sampler.sample(ctx, logits_at);
+        let mut produced = 0u32;
+        let mut from_drafts = 0usize;
+        let mut token = sampler.sample(ctx, batch.n_tokens() - 1);
+        // `token` is sampled, not yet handed out nor evaluated.
+        'reply: loop {
             if model.vocab().is_eog(token) {
                 break;
             }
-            let piece = text.push(&model.vocab().token_to_piece(token, false, None));
-            if !piece.is_empty() && job.deltas.send(Ok(piece)).is_err() {
+            if !send_piece(&mut text, model, token, &job.deltas) {
                 return Ok(()); // the stream was dropped: nobody reads the rest
             }
+            produced += 1;
+            if produced >= job.spec.max_tokens {
+                break;
+            }
+            if job.cancel.is_cancelled() {
+                return Err(LlmError::Cancelled);
+            }
+            // Evaluate the token with a draft of what may follow it; a draft token is kept only
+            // where the model's own sampler picks it on that position's logits.
+            self.cached.push(token);
+            let room = (job.spec.max_tokens - produced) as usize;
+            let draft = lookup.as_mut().map(|l| l.draft(&self.cached, room)).unwrap_or_default();
             batch.clear();
             batch.add(token, pos as i32, &[0], true).map_err(|e| LlmError::Embedded(e.to_string()))?;
-            ctx.decode(&mut batch).map_err(decode_err)?;
-            self.cached.push(token);
+            for (i, d) in draft.iter().enumerate() {
+                batch.add(*d, (pos + 1 + i) as i32, &[0], true).map_err(|e| LlmError::Embedded(e.to_string()))?;
+            }
+            if let Err(e) = ctx.decode(&mut batch) {
+                self.cached.pop();
+                return Err(decode_err(e));
+            }
             pos += 1;
-            logits_at = 0;
+            let mut kept = 0;
+            let mut next = sampler.sample(ctx, 0);
+            while kept < draft.len() && next == draft[kept] {
+                if model.vocab().is_eog(next) {
+                    break 'reply;
+                }
+                if !send_piece(&mut text, model, next, &job.deltas) {
+                    return Ok(());
+                }
+                self.cached.push(next);
+                pos += 1;
+                kept += 1;
+                produced += 1;
+                from_drafts += 1;
+                if produced >= job.spec.max_tokens {
+                    break;
+                }
+                next = sampler.sample(ctx, kept as i32);
+            }
+            if kept < draft.len() {
+                // The rejected tail of the draft leaves the cache: the next batch starts at `pos`.
+                if ctx.clear_kv_cache_seq(Some(0), Some(pos as u32), None).ok() != Some(true) {
+                    return Err(LlmError::Embedded("llama.cpp could not drop a rejected draft from its cache".into()));
+                }
+            }
+            if produced >= job.spec.max_tokens {
+                break;
+            }
+            if let Some(l) = lookup.as_mut() {
+                l.kept(kept);
+            }
+            token = next;
         }
+        if let (Some(sink), Some(_)) = (&job.spec.usage, &lookup) {
+            if let Ok(mut slot) = sink.lock() {
+                if let Some(u) = slot.as_mut() {
+                    u.drafted = Some(from_drafts);
+                }
+            }
+        }
+        tracing::debug!(produced, from_drafts, "embedded reply");
         let rest = text.finish();
         if !rest.is_empty() {
             let _ = job.deltas.send(Ok(rest));
         }
         Ok(())
     }
+}
+
+/// Hands out `token`'s text (whole characters only); false when nobody reads the stream any more.
+fn send_piece(
+    text: &mut Utf8Pieces,
+    model: &LlamaModel,
+    token: LlamaToken,
+    deltas: &tmpsc::UnboundedSender<Result<String, LlmError>>,
+) -> bool {
+    let piece = text.push(&model.vocab().token_to_piece(token, false, None));
+    piece.is_empty() || deltas.send(Ok(piece)).is_ok()
 }
 
 /// Greedy at temperature 0, else top-k / top-p / min-p with the seed; a grammar first when one is given.
