@@ -70,7 +70,8 @@ pub fn collateral(patch: &Patch, fix_patch: &str) -> Collateral {
                 ChangeTag::Insert => {
                     c.changed_lines += 1;
                     // An insertion right after a reference line (or before one) belongs to that hunk.
-                    if !inside(old_at) && !(old_at > 0 && inside(old_at - 1)) {
+                    let near = inside(old_at) || (old_at > 0 && inside(old_at - 1));
+                    if !near {
                         c.outside_reference += 1;
                     }
                 }
