@@ -168,6 +168,7 @@ fn an_inline_completion_through_the_language_server_runs_on_the_embedded_model()
 fn recorded_fix_calls_replay_with_and_without_prompt_lookup_drafts() {
     let home = CliHome::new();
     let corpus = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/bench/fix");
+    std::fs::create_dir_all(&home.data).expect("data folder");
     let calls = home.data.join("calls.jsonl");
     let (corpus, calls_arg) = (corpus.display().to_string(), calls.display().to_string());
     let (code, _, err) =

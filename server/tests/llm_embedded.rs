@@ -299,6 +299,13 @@ def normalise(values):
     assert!(kept * 2 > deltas, "most of a copied module comes from drafts: {kept} of {deltas} tokens");
 }
 
+/// A reply held to the code-block grammar of `prompts/` is one fenced block and nothing else.
+#[tokio::test]
+async fn a_reply_held_to_the_code_block_grammar_is_one_fenced_block() {
+    let _g = serial().await;
+    suite::a_reply_held_to_the_code_block_grammar_is_one_fenced_block(&embedded_config()).await;
+}
+
 /// Cancelling before the first token (during the prompt) also ends the call at once.
 #[tokio::test]
 async fn cancel_during_a_long_prompt_ends_fast() {

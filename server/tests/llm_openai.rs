@@ -27,6 +27,13 @@ async fn json_schema_reply_parses_into_a_typed_value() {
     suite::json_schema_reply_parses(&config).await;
 }
 
+/// llama-server's `grammar` field, sent with `cache_prompt`, holds the reply to the code block.
+#[tokio::test]
+async fn a_reply_held_to_the_code_block_grammar_is_one_fenced_block() {
+    let (_g, config) = ready().await;
+    suite::a_reply_held_to_the_code_block_grammar_is_one_fenced_block(&config).await;
+}
+
 #[tokio::test]
 async fn cancel_mid_stream_ends_within_200ms() {
     let (_g, config) = ready().await;

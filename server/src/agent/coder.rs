@@ -54,6 +54,20 @@ pub fn format_rules(prompts: &PromptLibrary, format: EditFormat, path: &str) -> 
     }
 }
 
+/// The grammar a reply in `format` must follow (`prompts/reply_grammar_*.md`), where the
+/// format has one: one fenced code block and nothing else, or the line-fix form.
+pub fn reply_grammar(prompts: &PromptLibrary, format: EditFormat, path: &str) -> Result<Option<String>, PromptError> {
+    let language = [("language", language_of(path))];
+    Ok(match format {
+        EditFormat::WholeSymbol | EditFormat::WholeFile => {
+            Some(prompts.render(PromptId::REPLY_GRAMMAR_CODE_BLOCK, &language)?)
+        }
+        EditFormat::LineFix => Some(prompts.render(PromptId::REPLY_GRAMMAR_LINE_FIX, &language)?),
+        // Search/replace blocks carry their own markers; JSON replies have their schema.
+        EditFormat::SearchReplace | EditFormat::JsonSymbol => None,
+    })
+}
+
 /// The request as the coder reads it (last in the prompt).
 pub fn request_text(
     prompts: &PromptLibrary,
@@ -338,6 +352,17 @@ pub async fn complete(env: &AgentEnv, req: ChatRequest, cancel: &CancellationTok
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn code_formats_get_a_fenced_block_grammar_in_the_files_language() {
+        let prompts = PromptLibrary::load(None).unwrap();
+        let g = reply_grammar(&prompts, EditFormat::WholeSymbol, "shop/cart.py").unwrap().unwrap();
+        assert!(g.starts_with("root ::= \"```python\\n\""), "{g}");
+        let g = reply_grammar(&prompts, EditFormat::LineFix, "src/lib.rs").unwrap().unwrap();
+        assert!(g.contains("Wrong line:\\n```rust") && g.contains("Fixed line:"), "{g}");
+        assert_eq!(reply_grammar(&prompts, EditFormat::SearchReplace, "a.py").unwrap(), None);
+        assert_eq!(reply_grammar(&prompts, EditFormat::JsonSymbol, "a.py").unwrap(), None);
+    }
 
     #[test]
     fn auto_format_by_size_and_grammar() {

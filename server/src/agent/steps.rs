@@ -302,6 +302,8 @@ pub async fn attempt(env: &AgentEnv, task: &mut Task, cancel: &CancellationToken
     }
     if format == EditFormat::JsonSymbol {
         req.json_schema = Some(schema_of::<crate::edits::JsonSymbolReply>());
+    } else if env.config.runtime.reply_grammar {
+        req.grammar = coder::reply_grammar(&env.prompts, format, &edited)?;
     }
     let model = env.config.models.coder.name.clone();
     task.record(

@@ -52,6 +52,8 @@ prompts! {
     EDIT_FORMAT_SEARCH_REPLACE = "edit_format_search_replace" ["path"];
     EDIT_FORMAT_JSON_SYMBOL = "edit_format_json_symbol" ["language"];
     EDIT_FORMAT_LINE_FIX = "edit_format_line_fix" ["language"];
+    REPLY_GRAMMAR_CODE_BLOCK = "reply_grammar_code_block" ["language"];
+    REPLY_GRAMMAR_LINE_FIX = "reply_grammar_line_fix" ["language"];
     CODER_REQUEST_LINE_FIX = "coder_request_line_fix" ["location", "name", "language", "code", "evidence", "problem", "format_rules"];
     CODER_LINE_FIX_TEST = "coder_line_fix_test" ["location", "language", "code"];
     CODER_OBSERVED_CALLS = "coder_observed_calls" ["name", "calls"];

@@ -110,8 +110,12 @@ impl OpenAiClient {
             "max_tokens": self.shared.reply_tokens(req),
         });
         if self.prompt_cache {
-            // llama-server's own field: reuse the longest prefix a slot already evaluated.
+            // llama-server's own fields (a server that rejects unknown fields has prompt_cache off):
+            // reuse the longest prefix a slot already evaluated; follow the reply's grammar.
             body["cache_prompt"] = json!(true);
+            if let (Some(g), None) = (&req.grammar, &req.json_schema) {
+                body["grammar"] = json!(g);
+            }
         }
         if let Some(schema) = &req.json_schema {
             body["response_format"] = json!({

@@ -19,6 +19,8 @@ pub struct RecordedCall {
     #[serde(default)]
     pub json_schema: Option<serde_json::Value>,
     #[serde(default)]
+    pub grammar: Option<String>,
+    #[serde(default)]
     pub max_tokens: Option<u32>,
 }
 
@@ -27,6 +29,7 @@ impl RecordedCall {
     pub fn request(&self) -> ChatRequest {
         let mut req = ChatRequest::new(self.role, self.messages.clone());
         req.json_schema = self.json_schema.clone();
+        req.grammar = self.grammar.clone();
         req.max_tokens = self.max_tokens;
         req
     }
@@ -62,6 +65,7 @@ impl CallRecorder {
             role: req.role,
             messages: req.messages.clone(),
             json_schema: req.json_schema.clone(),
+            grammar: req.grammar.clone(),
             max_tokens: req.max_tokens,
         };
         let Ok(mut line) = serde_json::to_string(&call) else { return };

@@ -39,6 +39,9 @@ pub struct ChatRequest {
     pub messages: Vec<ChatMessage>,
     /// A JSON schema the reply must follow (Ollama `format`, OpenAI `response_format`).
     pub json_schema: Option<serde_json::Value>,
+    /// A llama.cpp grammar (GBNF) the reply must follow where the backend takes one (the
+    /// embedded backend; llama-server's `grammar` field); ignored elsewhere and under a JSON schema.
+    pub grammar: Option<String>,
     /// Cap on reply tokens; `None` = the role's `max_output_tokens`.
     pub max_tokens: Option<u32>,
     /// Sampling temperature for this call; `None` = the role's `temperature`.
@@ -89,6 +92,7 @@ impl ChatRequest {
             role,
             messages,
             json_schema: None,
+            grammar: None,
             max_tokens: None,
             temperature: None,
             seed: None,

@@ -154,3 +154,27 @@ pub async fn over_budget_is_refused_before_sending(kind: BackendKind) {
         Ok(_) => panic!("expected OverBudget, got a stream"),
     }
 }
+
+/// A reply held to the code-block grammar (`prompts/reply_grammar_code_block.md`) is one
+/// fenced block and nothing else, though the request invites prose around it (and the model
+/// writes prose without the grammar).
+pub async fn a_reply_held_to_the_code_block_grammar_is_one_fenced_block(config: &Config) {
+    let prompts = PromptLibrary::load(None).expect("prompts");
+    let grammar = prompts
+        .render(tinycoder::config::PromptId::REPLY_GRAMMAR_CODE_BLOCK, &[("language", "python")])
+        .expect("grammar");
+    let client = client_from_config(config).expect("client");
+    let text = "Explain what is wrong with this function in two sentences, then show it fixed.\n\n```python\ndef area(w, h):\n    return w + h\n```";
+    let mut req = ask(ModelRole::Coder, text, 200);
+    req.temperature = Some(0.0);
+    let free = client.chat(req.clone(), CancellationToken::new()).await.expect("free reply").text;
+    req.grammar = Some(grammar);
+    let held = client.chat(req, CancellationToken::new()).await.expect("held reply").text;
+    assert!(held.starts_with("```python\n"), "{held}");
+    assert!(held.trim_end().ends_with("```") && held.matches("```").count() == 2, "{held}");
+    assert!(held.contains("def area"), "{held}");
+    assert!(
+        !free.starts_with("```python\n") || free.matches("```").count() != 2,
+        "without the grammar the model writes prose too: {free}"
+    );
+}

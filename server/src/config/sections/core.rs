@@ -304,6 +304,8 @@ pub struct RuntimeConfig {
     pub syntax_errors_shown: u32,
     /// Put back the comments and docstrings a fix's reply deleted whole.
     pub fix_keeps_documentation: bool,
+    /// Hold a coder reply to its edit format's grammar where the backend takes one.
+    pub reply_grammar: bool,
     /// Operator changes a passing fix is questioned about when its definition's documentation disagrees.
     pub questioned_operators: Vec<QuestionedOperator>,
     pub critic_diff_lines: u32,

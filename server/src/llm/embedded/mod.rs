@@ -150,7 +150,7 @@ impl EmbeddedClient {
             Some(schema) => Some(llama_cpp_2::json_schema_to_grammar(&schema.to_string()).map_err(|e| {
                 LlmError::Embedded(format!("the reply's JSON schema cannot be turned into a grammar: {e}"))
             })?),
-            None => None,
+            None => req.grammar.clone(),
         };
         let call = Call {
             role: req.role,

@@ -46,7 +46,7 @@ pub struct JobSpec {
     pub max_tokens: u32,
     pub temperature: f32,
     pub seed: i64,
-    /// A llama.cpp grammar (from the request's JSON schema) the reply must follow.
+    /// A llama.cpp grammar (the request's own, or from its JSON schema) the reply must follow.
     pub grammar: Option<String>,
     /// Prompt-lookup drafts (`None`: one token per decode).
     pub lookup: Option<LookupSettings>,
@@ -421,7 +421,9 @@ fn sampler(model: &LlamaModel, job: &GenerationJob) -> Result<LlamaSampler, LlmE
     let mut chain = Vec::new();
     if let Some(g) = &job.spec.grammar {
         chain.push(LlamaSampler::grammar(model, g, "root").map_err(|e| {
-            LlmError::Embedded(format!("the reply's JSON schema gave a grammar llama.cpp refused: {e}"))
+            LlmError::Embedded(format!(
+                "llama.cpp refused the reply's grammar (from its JSON schema or prompts/reply_grammar_*.md): {e}"
+            ))
         })?);
     }
     if job.spec.temperature <= 0.0 {
