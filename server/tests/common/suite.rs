@@ -157,7 +157,7 @@ pub async fn over_budget_is_refused_before_sending(kind: BackendKind) {
 
 /// A reply held to the code-block grammar (`prompts/reply_grammar_code_block.md`) is one
 /// fenced block and nothing else, though the request invites prose around it (and the model
-/// writes prose without the grammar).
+/// writes prose without the grammar); held to the line-fix grammar, it takes that form.
 pub async fn a_reply_held_to_the_code_block_grammar_is_one_fenced_block(config: &Config) {
     let prompts = PromptLibrary::load(None).expect("prompts");
     let grammar = prompts
@@ -177,4 +177,16 @@ pub async fn a_reply_held_to_the_code_block_grammar_is_one_fenced_block(config: 
         !free.starts_with("```python\n") || free.matches("```").count() != 2,
         "without the grammar the model writes prose too: {free}"
     );
+
+    // The line-fix form: the wrong line, why, the fixed line.
+    let line_fix = prompts
+        .render(tinycoder::config::PromptId::REPLY_GRAMMAR_LINE_FIX, &[("language", "python")])
+        .expect("grammar");
+    let mut req = ask(ModelRole::Coder, text, 200);
+    req.temperature = Some(0.0);
+    req.grammar = Some(line_fix);
+    let held = client.chat(req, CancellationToken::new()).await.expect("line fix reply").text;
+    assert!(held.starts_with("Wrong line:\n```python\n"), "{held}");
+    assert!(held.contains("```\nWhy: ") && held.contains("\nFixed line:\n```python\n"), "{held}");
+    assert!(held.trim_end().ends_with("```") && held.matches("```").count() == 4, "{held}");
 }
