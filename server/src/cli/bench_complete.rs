@@ -159,7 +159,8 @@ fn sample(files: &[PathBuf], n: usize, seed: u64) -> Vec<Sample> {
     out
 }
 
-fn percentile(sorted: &[f64], p: f64) -> f64 {
+/// The value at share `p` (0..=1) of `sorted`, nearest rank; 0 when empty.
+pub(super) fn percentile(sorted: &[f64], p: f64) -> f64 {
     if sorted.is_empty() {
         return 0.0;
     }

@@ -167,7 +167,7 @@ fn report(args: &LookupBenchArgs, config: &Config, results: &[Compared]) -> anyh
     let drafted_tps = sum(&|r| r.drafted.tokens as f64) / sum(&|r| r.drafted.gen_s).max(1e-6);
     let mut ratios: Vec<f64> = results.iter().map(|r| r.drafted.tps() / r.plain.tps().max(1e-6)).collect();
     ratios.sort_by(|a, b| a.total_cmp(b));
-    let pct = |p: f64| ratios[((ratios.len() - 1) as f64 * p).round() as usize];
+    let pct = |p: f64| super::bench_complete::percentile(&ratios, p);
     let same = results.iter().filter(|r| r.same_reply).count();
     let from_drafts = sum(&|r| r.drafted.drafted as f64) / sum(&|r| r.drafted.tokens as f64).max(1.0);
     let summary = serde_json::json!({

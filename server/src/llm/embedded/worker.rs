@@ -351,10 +351,8 @@ impl<'m> Session<'m> {
             for (i, d) in draft.iter().enumerate() {
                 batch.add(*d, (pos + 1 + i) as i32, &[0], true).map_err(|e| LlmError::Embedded(e.to_string()))?;
             }
-            if let Err(e) = ctx.decode(&mut batch) {
-                self.cached.pop();
-                return Err(decode_err(e));
-            }
+            // A failed decode clears `cached` in `run`, so nothing is undone here.
+            ctx.decode(&mut batch).map_err(decode_err)?;
             pos += 1;
             let mut kept = 0;
             let mut next = sampler.sample(ctx, 0);
